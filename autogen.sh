@@ -1,0 +1,6 @@
+#!/bin/sh
+# Regenerate the build system from a git checkout.
+set -e
+cd "$(dirname "$0")"
+mkdir -p m4 build-aux
+autoreconf -fi

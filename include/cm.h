@@ -1,0 +1,59 @@
+/*
+ * Cashmere-RMA: software distributed shared memory over one-sided RDMA.
+ *
+ * Public API. Every process of the job runs main() (SPMD), calls cm_init()
+ * first and cm_finalize() last. See README.md and DESIGN.md section 8.
+ */
+#ifndef CM_H
+#define CM_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes: CM_OK or a negative error. */
+typedef enum {
+    CM_OK               =  0,
+    CM_ERR_INVALID      = -1,  /* bad argument or bad configuration value */
+    CM_ERR_NO_MEMORY    = -2,  /* out of (shared or private) memory */
+    CM_ERR_ADDR_IN_USE  = -3,  /* the fixed shared address range is taken */
+    CM_ERR_UNSUPPORTED  = -4,  /* not available with this fabric/build */
+    CM_ERR_TRANSPORT    = -5,  /* UCX reported an error */
+    CM_ERR_BOOTSTRAP    = -6,  /* PMIx / process manager failure */
+    CM_ERR_PEER_FAILED  = -7,  /* another process of the job died */
+    CM_ERR_IO           = -8   /* a file or stream could not be used */
+} cm_status_t;
+
+/* Returns a constant description of a status code. */
+const char *cm_status_string(cm_status_t status);
+
+/*
+ * Joins the job: reads the CM_* settings, wires up with the process manager
+ * (PMIx), maps the shared region at the same virtual address in every process
+ * and connects all processes. Without a launcher the program runs as a
+ * 1-process job. On any error it prints a one-line message and exits the
+ * whole job with a non-zero status; it returns CM_OK otherwise.
+ */
+int cm_init(int *argc, char ***argv);
+
+/* Leaves the job: waits for every process, then tears down. Collective. */
+void cm_finalize(void);
+
+/* This process's rank in [0, cm_nprocs()). */
+int cm_rank(void);
+
+/* Number of processes in the job. */
+int cm_nprocs(void);
+
+/* Wall-clock time in seconds from an arbitrary origin (monotonic). */
+double cm_wtime(void);
+
+/* Prints "cashmere[rank]: <message>" and ends the whole job with status. */
+void cm_abort(int status, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 2, 3)));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CM_H */

@@ -1,0 +1,120 @@
+/*
+ * The one-sided layer every protocol action is built on: registered segments
+ * at the same virtual address in every process, put/get (blocking and
+ * non-blocking-implicit), 64-bit atomics, flush, progress, and the query
+ * whether a peer's memory is directly load/store mapped. Backend: UCX (ucp).
+ *
+ * Addressing: a remote location is (pe, addr) where addr is the address of the
+ * same location in this process; every segment sits at one VA everywhere.
+ *
+ * Completion: cm_rma_put returns when the source may be reused; the data is
+ * visible at the target after cm_rma_flush(pe) / cm_rma_flush_all(). *_nbi
+ * operations complete at the next flush (sources must stay untouched and
+ * destinations unread until then). Gets and atomics that return a value are
+ * complete when they return.
+ *
+ * Target progress: on transports that emulate RMA in software (TCP), the
+ * target's CPU must run UCX progress. Every wait in this layer progresses, and
+ * a progress thread (CM_PROGRESS_THREAD) serves peers while the process
+ * computes or blocks outside the library.
+ */
+#ifndef CM_RMA_H
+#define CM_RMA_H
+
+#include "cm.h"
+#include "rma/cm_boot.h"
+#include "src/cm_config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <ucp/api/ucp.h>
+
+typedef struct cm_rma cm_rma_t;
+typedef struct cm_rma_seg cm_rma_seg_t;
+
+typedef struct {
+    cm_boot_t          *boot;
+    cm_progress_mode_t progress;
+    uint64_t           handoff_ns;   /* CM_PROGRESS_HANDOFF */
+    uint64_t           latency_ns;   /* delay injection, see cm_rma_delay.h */
+    double             bandwidth;    /* bytes/s, 0 = unlimited */
+    uint64_t           overhead_ns;
+} cm_rma_params_t;
+
+/* Counters of this process's operations (issued by it). */
+typedef struct {
+    uint64_t puts, gets, atomics, flushes;
+    uint64_t bytes_put, bytes_got;
+    uint64_t delay_ns;        /* time spent in injected delays */
+    uint64_t progress_wakeups; /* progress thread wake-ups */
+} cm_rma_stats_t;
+
+typedef enum { CM_CMP_EQ, CM_CMP_NE, CM_CMP_GT, CM_CMP_GE, CM_CMP_LT, CM_CMP_LE } cm_rma_cmp_t;
+
+/* Collective: UCX context and worker, address exchange, endpoints to every rank (self included). */
+cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p);
+
+/* Collective: completes everything, waits for every process, tears down (segments included). */
+cm_status_t cm_rma_finalize(cm_rma_t *rma);
+
+/*
+ * Collective: allocates len bytes at addr in every process and registers them
+ * for RMA (shared-memory capable where the transports allow, so that peers on
+ * the node can map them). Fails with CM_ERR_ADDR_IN_USE if anything is mapped
+ * in [addr, addr+len) here. name is used in messages.
+ */
+cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, const char *name,
+                           cm_rma_seg_t **seg_p);
+
+int cm_rma_rank(const cm_rma_t *rma);
+int cm_rma_nprocs(const cm_rma_t *rma);
+
+/* Capability: pointer through which this process can load/store pe's copy of addr, or NULL. */
+void *cm_rma_ptr(cm_rma_t *rma, int pe, const void *addr);
+/* True if every peer's memory in every segment is directly mapped. */
+bool cm_rma_all_mapped(const cm_rma_t *rma);
+bool cm_rma_progress_thread_running(const cm_rma_t *rma);
+/* Transports UCX uses to reach pe ("sysv/memory", "tcp/eth0"...), for reports. */
+void cm_rma_describe_peer(cm_rma_t *rma, int pe, char *buf, size_t len);
+
+cm_status_t cm_rma_put(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len);
+cm_status_t cm_rma_put_nbi(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len);
+cm_status_t cm_rma_get(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len);
+cm_status_t cm_rma_get_nbi(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len);
+
+cm_status_t cm_rma_swap(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old);
+cm_status_t cm_rma_cswap(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t compare, uint64_t value,
+                         uint64_t *old);
+cm_status_t cm_rma_fadd(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old);
+/* Atomic add without result, complete at the next flush. */
+cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value);
+
+cm_status_t cm_rma_flush(cm_rma_t *rma, int pe);
+cm_status_t cm_rma_flush_all(cm_rma_t *rma);
+
+/* Runs UCX progress once; returns the number of events handled. */
+unsigned cm_rma_progress(cm_rma_t *rma);
+
+/* Spins (progressing, yielding) until *addr cmp value holds; addr is local memory written by peers. */
+void cm_rma_wait_u64(cm_rma_t *rma, volatile uint64_t *addr, cm_rma_cmp_t cmp, uint64_t value);
+
+/* flush_all + a barrier through the process manager. Not the protocol's barrier (locks/). */
+cm_status_t cm_rma_barrier(cm_rma_t *rma);
+
+void cm_rma_get_stats(const cm_rma_t *rma, cm_rma_stats_t *stats);
+
+/*
+ * For code that drives the UCX worker itself (cm_bench's raw UCX figures):
+ * between enter and leave the caller progresses the worker and the progress
+ * thread stays parked, exactly as inside this layer's own waits.
+ */
+void cm_rma_poll_enter(cm_rma_t *rma);
+void cm_rma_poll_leave(cm_rma_t *rma);
+
+/* For cm_bench only: the raw UCX objects behind (pe, addr), to measure UCX itself. */
+ucp_worker_h cm_rma_ucp_worker(cm_rma_t *rma);
+ucp_ep_h cm_rma_ucp_ep(cm_rma_t *rma, int pe);
+ucp_rkey_h cm_rma_ucp_rkey(cm_rma_t *rma, int pe, const void *addr);
+
+#endif

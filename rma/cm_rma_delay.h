@@ -1,0 +1,51 @@
+/*
+ * Delay injection for communication-parameter studies (CM_NET_LATENCY,
+ * CM_NET_BANDWIDTH, CM_NET_OVERHEAD). A LogGP-like model of the issuing
+ * process's network interface:
+ *
+ *   overhead  the issuer's CPU is busy for `overhead` per operation;
+ *   bandwidth bytes leave through one link at `ns_per_byte`, one operation
+ *             after the other (transfers queue behind each other);
+ *   latency   added once per operation (a put's remote completion, a get or
+ *             an atomic are all one round trip).
+ *
+ * The model only computes times; rma/ realizes them by really waiting in the
+ * issuing process, so what an application sees is real elapsed time.
+ */
+#ifndef CM_RMA_DELAY_H
+#define CM_RMA_DELAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uint64_t latency_ns;
+    uint64_t overhead_ns;
+    double   ns_per_byte;   /* 0: no bandwidth cap */
+    bool     enabled;       /* any of the above is non-zero */
+    uint64_t link_free_ns;  /* when the issuer's link finishes its queued bytes */
+} cm_rma_delay_t;
+
+/* bandwidth in bytes/s, 0 = unlimited. */
+void cm_rma_delay_init(cm_rma_delay_t *d, uint64_t latency_ns, double bandwidth, uint64_t overhead_ns);
+
+/*
+ * Charges one operation of `bytes` issued at `now`. Returns the time at which
+ * it may be reported complete; *cpu_until is when the issuer's CPU is free
+ * again (now + overhead).
+ */
+static inline uint64_t cm_rma_delay_charge(cm_rma_delay_t *d, uint64_t now, size_t bytes,
+                                           uint64_t *cpu_until)
+{
+    uint64_t start = now + d->overhead_ns;
+
+    *cpu_until = start;
+    if (d->link_free_ns > start) {
+        start = d->link_free_ns;
+    }
+    d->link_free_ns = start + (uint64_t)((double)bytes * d->ns_per_byte + 0.5);
+    return d->link_free_ns + d->latency_ns;
+}
+
+#endif

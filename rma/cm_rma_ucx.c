@@ -1,0 +1,1018 @@
+/*
+ * UCX (ucp) backend of the one-sided layer. See cm_rma.h for the contract.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+#include "rma/cm_rma.h"
+#include "rma/cm_rma_delay.h"
+#include "src/cm_log.h"
+#include "src/cm_time.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define CM_RMA_MAX_SEGS 8
+
+struct cm_rma_seg {
+    uintptr_t  base;
+    size_t     len;
+    char       name[32];
+    ucp_mem_h  memh;
+    bool       own_mmap;  /* we mapped the memory and UCX only registered it */
+    ucp_rkey_h *rkeys;    /* per pe */
+    char       **rbase;   /* per pe: where pe's copy of base is mapped here, or NULL */
+};
+
+struct cm_rma {
+    cm_boot_t          *boot;
+    int                rank;
+    int                nprocs;
+    ucp_context_h      context;
+    ucp_worker_h       worker;
+    ucp_ep_h           *eps;
+    cm_rma_seg_t       *segs[CM_RMA_MAX_SEGS];
+    int                nsegs;
+    bool               all_mapped;
+
+    cm_progress_mode_t progress_mode;
+    bool               thread_running;
+    pthread_t          thread;
+    int                stop_fd;
+    atomic_uint_fast64_t wakeups;
+    atomic_int         main_polling;  /* the application thread is progressing the worker */
+    uint64_t           handoff_ns;    /* how often a parked progress thread looks again */
+
+    cm_rma_delay_t     delay;
+    uint64_t           *pending_ns; /* per pe: completion time of injected delays of *_nbi ops */
+    uint64_t           pending_all_ns;
+
+    cm_rma_stats_t     stats;
+};
+
+static inline void cm_rma_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* One step of a spin loop that made no progress: spin briefly, then give the core away. */
+static inline void cm_rma_idle(unsigned *idle)
+{
+    if (++*idle < 16) {
+        cm_rma_cpu_relax();
+    } else {
+        sched_yield();
+    }
+}
+
+unsigned cm_rma_progress(cm_rma_t *rma)
+{
+    return ucp_worker_progress(rma->worker);
+}
+
+/*
+ * While the application thread spins on the worker, the progress thread stays
+ * parked: two threads fighting over one worker (UCX's lock, a wake-up for
+ * every reply) made TCP round trips 2-5x slower and erratic, and waking the
+ * thread each time the application stopped polling was as bad. So the parked
+ * thread looks again every CM_PROGRESS_HANDOFF: when the application has left
+ * the library, the thread takes over serving peers within that time.
+ */
+static inline void cm_rma_poll_begin(cm_rma_t *rma)
+{
+    if (rma->thread_running) {
+        atomic_store_explicit(&rma->main_polling, 1, memory_order_relaxed);
+    }
+}
+
+static inline void cm_rma_poll_end(cm_rma_t *rma)
+{
+    if (rma->thread_running) {
+        atomic_store_explicit(&rma->main_polling, 0, memory_order_relaxed);
+    }
+}
+
+void cm_rma_poll_enter(cm_rma_t *rma)
+{
+    cm_rma_poll_begin(rma);
+}
+
+void cm_rma_poll_leave(cm_rma_t *rma)
+{
+    cm_rma_poll_end(rma);
+}
+
+static unsigned cm_rma_progress_cb(void *arg)
+{
+    return cm_rma_progress(arg);
+}
+
+/*
+ * A collective through the process manager. Waiting here, this thread serves
+ * peers itself (a sleeping progress thread would add a wake-up to every
+ * request that arrives meanwhile).
+ */
+static cm_status_t cm_rma_boot_sync(cm_rma_t *rma, bool exchange)
+{
+    cm_status_t status;
+
+    cm_rma_poll_begin(rma);
+    status = exchange ? cm_boot_exchange(rma->boot, cm_rma_progress_cb, rma)
+                      : cm_boot_fence(rma->boot, cm_rma_progress_cb, rma);
+    cm_rma_poll_end(rma);
+    return status;
+}
+
+/* ---- completion -------------------------------------------------------- */
+
+static cm_status_t cm_rma_req_wait(cm_rma_t *rma, ucs_status_ptr_t req, const char *op, int pe)
+{
+    ucs_status_t st;
+    unsigned idle = 0;
+
+    if (req == NULL) {
+        return CM_OK;
+    }
+    if (UCS_PTR_IS_ERR(req)) {
+        st = UCS_PTR_STATUS(req);
+        goto err;
+    }
+    cm_rma_poll_begin(rma);
+    while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
+        if (ucp_worker_progress(rma->worker) != 0) {
+            idle = 0;
+        } else {
+            cm_rma_idle(&idle);
+        }
+    }
+    cm_rma_poll_end(rma);
+    ucp_request_free(req);
+    if (st == UCS_OK) {
+        return CM_OK;
+    }
+err:
+    if (pe >= 0) {
+        cm_error("%s to rank %d failed: %s", op, pe, ucs_status_string(st));
+    } else {
+        cm_error("%s failed: %s", op, ucs_status_string(st));
+    }
+    return CM_ERR_TRANSPORT;
+}
+
+/* Non-blocking-implicit: the request completes by the next flush. */
+static cm_status_t cm_rma_req_release(ucs_status_ptr_t req, const char *op, int pe)
+{
+    if (UCS_PTR_IS_ERR(req)) {
+        cm_error("%s to rank %d failed: %s", op, pe, ucs_status_string(UCS_PTR_STATUS(req)));
+        return CM_ERR_TRANSPORT;
+    }
+    if (req != NULL) {
+        ucp_request_free(req);
+    }
+    return CM_OK;
+}
+
+/* ---- delay injection ---------------------------------------------------- */
+
+/* Charges an operation to pe; returns when it may complete (0: no delay). */
+static inline uint64_t cm_rma_delay_begin(cm_rma_t *rma, int pe, size_t bytes)
+{
+    uint64_t now, ready, cpu_until;
+
+    if (!rma->delay.enabled || pe == rma->rank) {
+        return 0;
+    }
+    now   = cm_time_ns();
+    ready = cm_rma_delay_charge(&rma->delay, now, bytes, &cpu_until);
+    /* The overhead is CPU time of the issuer: burn it, do not sleep. */
+    while (cm_time_ns() < cpu_until) {
+        cm_rma_cpu_relax();
+    }
+    rma->stats.delay_ns += cpu_until - now;
+    return ready;
+}
+
+static void cm_rma_delay_until(cm_rma_t *rma, uint64_t ready)
+{
+    uint64_t now, start;
+
+    if (ready == 0) {
+        return; /* no delay injected: do not even read the clock */
+    }
+    now = start = cm_time_ns();
+    while (now < ready) {
+        /* Keep serving peers while the injected latency elapses. */
+        ucp_worker_progress(rma->worker);
+        if (ready - now > 20000) {
+            sched_yield();
+        }
+        now = cm_time_ns();
+    }
+    cm_rma_poll_end(rma);
+    rma->stats.delay_ns += now - start;
+}
+
+static inline void cm_rma_delay_defer(cm_rma_t *rma, int pe, uint64_t ready)
+{
+    if (ready > rma->pending_ns[pe]) {
+        rma->pending_ns[pe] = ready;
+    }
+    if (ready > rma->pending_all_ns) {
+        rma->pending_all_ns = ready;
+    }
+}
+
+/* ---- progress thread ---------------------------------------------------- */
+
+/*
+ * Sleeps on the worker's event fd and progresses when peers' requests arrive:
+ * on TCP, UCX executes a peer's put/get/atomic here, in software, so without
+ * this a process that computes or blocks outside the library stalls its peers.
+ */
+static void *cm_rma_progress_main(void *arg)
+{
+    cm_rma_t *rma = arg;
+    struct epoll_event ev, events[2];
+    int worker_fd, ep_fd;
+    ucs_status_t st;
+
+    if (ucp_worker_get_efd(rma->worker, &worker_fd) != UCS_OK) {
+        cm_error("progress thread: no UCX event fd");
+        return NULL;
+    }
+    ep_fd = epoll_create1(EPOLL_CLOEXEC);
+    if (ep_fd < 0) {
+        cm_error("progress thread: epoll_create1: %s", strerror(errno));
+        return NULL;
+    }
+    ev.events  = EPOLLIN;
+    ev.data.fd = worker_fd;
+    epoll_ctl(ep_fd, EPOLL_CTL_ADD, worker_fd, &ev);
+    ev.data.fd = rma->stop_fd;
+    epoll_ctl(ep_fd, EPOLL_CTL_ADD, rma->stop_fd, &ev);
+
+    for (;;) {
+        if (atomic_load_explicit(&rma->main_polling, memory_order_relaxed)) {
+            struct timespec ts = {.tv_sec  = (time_t)(rma->handoff_ns / 1000000000u),
+                                  .tv_nsec = (long)(rma->handoff_ns % 1000000000u)};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        if (ucp_worker_progress(rma->worker) != 0) {
+            continue;
+        }
+        st = ucp_worker_arm(rma->worker);
+        if (st == UCS_ERR_BUSY) {
+            continue;
+        }
+        if (st != UCS_OK) {
+            cm_error("progress thread: ucp_worker_arm: %s", ucs_status_string(st));
+            break;
+        }
+        int n = epoll_wait(ep_fd, events, 2, -1);
+        if (n < 0 && errno != EINTR) {
+            cm_error("progress thread: epoll_wait: %s", strerror(errno));
+            break;
+        }
+        atomic_fetch_add_explicit(&rma->wakeups, 1, memory_order_relaxed);
+        for (int i = 0; i < n; i++) {
+            if (events[i].data.fd == rma->stop_fd) {
+                close(ep_fd);
+                return NULL;
+            }
+        }
+    }
+    close(ep_fd);
+    return NULL;
+}
+
+static cm_status_t cm_rma_thread_start(cm_rma_t *rma)
+{
+    int rc;
+
+    rma->stop_fd = eventfd(0, EFD_CLOEXEC);
+    if (rma->stop_fd < 0) {
+        cm_error("eventfd: %s", strerror(errno));
+        return CM_ERR_NO_MEMORY;
+    }
+    rc = pthread_create(&rma->thread, NULL, cm_rma_progress_main, rma);
+    if (rc != 0) {
+        cm_error("cannot start the progress thread: %s", strerror(rc));
+        close(rma->stop_fd);
+        return CM_ERR_NO_MEMORY;
+    }
+    rma->thread_running = true;
+    cm_debug("progress thread started");
+    return CM_OK;
+}
+
+static void cm_rma_thread_stop(cm_rma_t *rma)
+{
+    uint64_t one = 1;
+
+    if (!rma->thread_running) {
+        return;
+    }
+    if (write(rma->stop_fd, &one, sizeof(one)) != sizeof(one)) {
+        cm_warn("cannot signal the progress thread: %s", strerror(errno));
+    }
+    pthread_join(rma->thread, NULL);
+    close(rma->stop_fd);
+    rma->thread_running = false;
+}
+
+/* ---- init / finalize ---------------------------------------------------- */
+
+cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
+{
+    ucp_params_t ucp_params = {0};
+    ucp_worker_params_t wparams = {0};
+    ucp_config_t *ucp_config;
+    ucp_address_t *address;
+    size_t address_len;
+    cm_rma_t *rma;
+    cm_status_t status;
+    ucs_status_t st;
+
+    rma = calloc(1, sizeof(*rma));
+    if (rma == NULL) {
+        cm_error("rma: out of memory");
+        return CM_ERR_NO_MEMORY;
+    }
+    rma->boot          = params->boot;
+    rma->rank          = cm_boot_rank(params->boot);
+    rma->nprocs        = cm_boot_size(params->boot);
+    rma->progress_mode = params->progress;
+    rma->handoff_ns    = params->handoff_ns ? params->handoff_ns : 1000;
+    rma->all_mapped    = true;
+    cm_rma_delay_init(&rma->delay, params->latency_ns, params->bandwidth, params->overhead_ns);
+    rma->eps        = calloc((size_t)rma->nprocs, sizeof(*rma->eps));
+    rma->pending_ns = calloc((size_t)rma->nprocs, sizeof(*rma->pending_ns));
+    if (rma->eps == NULL || rma->pending_ns == NULL) {
+        cm_error("rma: out of memory");
+        status = CM_ERR_NO_MEMORY;
+        goto err_free;
+    }
+
+    st = ucp_config_read(NULL, NULL, &ucp_config);
+    if (st != UCS_OK) {
+        cm_error("UCX configuration: %s", ucs_status_string(st));
+        status = CM_ERR_TRANSPORT;
+        goto err_free;
+    }
+    ucp_params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+    ucp_params.features   = UCP_FEATURE_RMA | UCP_FEATURE_AMO64;
+    if (rma->progress_mode != CM_PROGRESS_OFF) {
+        ucp_params.features |= UCP_FEATURE_WAKEUP;
+    }
+    ucp_params.mt_workers_shared = 0;
+    st = ucp_init(&ucp_params, ucp_config, &rma->context);
+    ucp_config_release(ucp_config);
+    if (st != UCS_OK) {
+        cm_error("ucp_init: %s", ucs_status_string(st));
+        status = CM_ERR_TRANSPORT;
+        goto err_free;
+    }
+
+    /* A worker shared with the progress thread needs UCX's own locking. */
+    wparams.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wparams.thread_mode = (rma->progress_mode == CM_PROGRESS_OFF) ? UCS_THREAD_MODE_SINGLE
+                                                                   : UCS_THREAD_MODE_MULTI;
+    if (rma->progress_mode != CM_PROGRESS_OFF) {
+        wparams.field_mask |= UCP_WORKER_PARAM_FIELD_EVENTS;
+        wparams.events      = UCP_WAKEUP_RX; /* wake for peers' requests, not our own completions */
+    }
+    st = ucp_worker_create(rma->context, &wparams, &rma->worker);
+    if (st != UCS_OK) {
+        cm_error("ucp_worker_create: %s", ucs_status_string(st));
+        status = CM_ERR_TRANSPORT;
+        goto err_cleanup;
+    }
+
+    st = ucp_worker_get_address(rma->worker, &address, &address_len);
+    if (st != UCS_OK) {
+        cm_error("ucp_worker_get_address: %s", ucs_status_string(st));
+        status = CM_ERR_TRANSPORT;
+        goto err_worker;
+    }
+    status = cm_boot_put(rma->boot, "cm.rma.address", address, address_len);
+    ucp_worker_release_address(rma->worker, address);
+    if (status != CM_OK) {
+        goto err_worker;
+    }
+    status = cm_rma_boot_sync(rma, true);
+    if (status != CM_OK) {
+        goto err_worker;
+    }
+
+    for (int pe = 0; pe < rma->nprocs; pe++) {
+        ucp_ep_params_t ep_params = {0};
+        void *peer_address;
+        size_t len;
+
+        status = cm_boot_get(rma->boot, pe, "cm.rma.address", &peer_address, &len);
+        if (status != CM_OK) {
+            goto err_eps;
+        }
+        ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+        ep_params.address    = peer_address;
+        st = ucp_ep_create(rma->worker, &ep_params, &rma->eps[pe]);
+        free(peer_address);
+        if (st != UCS_OK) {
+            cm_error("cannot reach rank %d: ucp_ep_create: %s", pe, ucs_status_string(st));
+            status = CM_ERR_TRANSPORT;
+            goto err_eps;
+        }
+    }
+
+    if (rma->progress_mode == CM_PROGRESS_ON && rma->nprocs > 1) {
+        status = cm_rma_thread_start(rma);
+        if (status != CM_OK) {
+            goto err_eps;
+        }
+    }
+    *rma_p = rma;
+    return CM_OK;
+
+err_eps:
+    for (int pe = 0; pe < rma->nprocs; pe++) {
+        if (rma->eps[pe] != NULL) {
+            ucp_ep_destroy(rma->eps[pe]);
+        }
+    }
+err_worker:
+    ucp_worker_destroy(rma->worker);
+err_cleanup:
+    ucp_cleanup(rma->context);
+err_free:
+    free(rma->pending_ns);
+    free(rma->eps);
+    free(rma);
+    return status;
+}
+
+static void cm_rma_seg_free(cm_rma_t *rma, cm_rma_seg_t *seg)
+{
+    for (int pe = 0; pe < rma->nprocs; pe++) {
+        if (seg->rkeys != NULL && seg->rkeys[pe] != NULL) {
+            ucp_rkey_destroy(seg->rkeys[pe]);
+        }
+    }
+    if (seg->memh != NULL) {
+        ucp_mem_unmap(rma->context, seg->memh);
+    }
+    if (seg->own_mmap) {
+        munmap((void *)seg->base, seg->len);
+    }
+    free(seg->rkeys);
+    free(seg->rbase);
+    free(seg);
+}
+
+/* Closes every endpoint, letting each close handshake finish (peers progress meanwhile). */
+static void cm_rma_close_eps(cm_rma_t *rma)
+{
+    ucp_request_param_t param = {0};
+
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags        = 0; /* flush mode */
+    for (int pe = 0; pe < rma->nprocs; pe++) {
+        ucs_status_ptr_t req = ucp_ep_close_nbx(rma->eps[pe], &param);
+        unsigned idle = 0;
+
+        if (UCS_PTR_IS_PTR(req)) {
+            cm_rma_poll_begin(rma);
+            while (ucp_request_check_status(req) == UCS_INPROGRESS) {
+                if (ucp_worker_progress(rma->worker) == 0) {
+                    cm_rma_idle(&idle);
+                }
+            }
+            cm_rma_poll_end(rma);
+            ucp_request_free(req);
+        }
+        rma->eps[pe] = NULL;
+    }
+}
+
+cm_status_t cm_rma_finalize(cm_rma_t *rma)
+{
+    cm_status_t status;
+
+    /* Nobody tears down while a peer may still reach its memory. */
+    status = cm_rma_barrier(rma);
+    if (status == CM_OK) {
+        cm_rma_close_eps(rma);
+        status = cm_rma_boot_sync(rma, false);
+    }
+    cm_rma_thread_stop(rma);
+    for (int i = rma->nsegs - 1; i >= 0; i--) {
+        cm_rma_seg_free(rma, rma->segs[i]);
+    }
+    ucp_worker_destroy(rma->worker);
+    ucp_cleanup(rma->context);
+    free(rma->pending_ns);
+    free(rma->eps);
+    free(rma);
+    return status;
+}
+
+/* ---- segments ----------------------------------------------------------- */
+
+/* Is [addr, addr+len) unmapped here? UCX's fixed mapping would silently replace what is there. */
+static cm_status_t cm_rma_range_check(void *addr, size_t len, const char *name)
+{
+    void *p = mmap(addr, len, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p == MAP_FAILED) {
+        if (errno == EEXIST) {
+            cm_error("%s: address range %p-%p is already in use in this process; choose another "
+                     "with CM_SHARED_BASE", name, addr, (char *)addr + len);
+            return CM_ERR_ADDR_IN_USE;
+        }
+        cm_error("%s: cannot reserve %zu bytes at %p: %s", name, len, addr, strerror(errno));
+        return CM_ERR_NO_MEMORY;
+    }
+    munmap(p, len);
+    if (p != addr) { /* kernels before 4.17 treat NOREPLACE as a hint */
+        cm_error("%s: address range %p-%p is already in use in this process", name, addr,
+                 (char *)addr + len);
+        return CM_ERR_ADDR_IN_USE;
+    }
+    return CM_OK;
+}
+
+/* Maps the segment's memory: UCX-allocated (shared-memory capable) where it can, else registered. */
+static cm_status_t cm_rma_seg_alloc(cm_rma_t *rma, cm_rma_seg_t *seg)
+{
+    ucp_mem_map_params_t mp = {0};
+    ucp_mem_attr_t attr = {0};
+    ucs_status_t st;
+    void *p;
+
+    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                    UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+    mp.address    = (void *)seg->base;
+    mp.length     = seg->len;
+    mp.flags      = UCP_MEM_MAP_ALLOCATE | UCP_MEM_MAP_FIXED;
+    st = ucp_mem_map(rma->context, &mp, &seg->memh);
+    if (st == UCS_OK) {
+        attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
+        st = ucp_mem_query(seg->memh, &attr);
+        if (st == UCS_OK && (uintptr_t)attr.address == seg->base && attr.length >= seg->len) {
+            return CM_OK;
+        }
+        ucp_mem_unmap(rma->context, seg->memh);
+        seg->memh = NULL;
+    }
+    cm_debug("%s: UCX cannot allocate at %p (%s); mapping it here and registering it",
+             seg->name, (void *)seg->base, ucs_status_string(st));
+
+    p = mmap((void *)seg->base, seg->len, PROT_READ | PROT_WRITE,
+             MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p != (void *)seg->base) {
+        cm_error("%s: cannot map %zu bytes at %p: %s", seg->name, seg->len, (void *)seg->base,
+                 (p == MAP_FAILED) ? strerror(errno) : "placed elsewhere");
+        if (p != MAP_FAILED) {
+            munmap(p, seg->len);
+        }
+        return CM_ERR_NO_MEMORY;
+    }
+    seg->own_mmap = true;
+    mp.flags = 0;
+    st = ucp_mem_map(rma->context, &mp, &seg->memh);
+    if (st != UCS_OK) {
+        cm_error("%s: cannot register %zu bytes at %p with UCX: %s", seg->name, seg->len,
+                 (void *)seg->base, ucs_status_string(st));
+        seg->memh = NULL;
+        return CM_ERR_TRANSPORT;
+    }
+    return CM_OK;
+}
+
+cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, const char *name,
+                           cm_rma_seg_t **seg_p)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    char key[64];
+    void *packed = NULL;
+    size_t packed_len;
+    cm_rma_seg_t *seg;
+    cm_status_t status;
+    ucs_status_t st;
+
+    if (rma->nsegs == CM_RMA_MAX_SEGS) {
+        cm_error("%s: too many RMA segments (at most %d)", name, CM_RMA_MAX_SEGS);
+        return CM_ERR_NO_MEMORY;
+    }
+    if ((uintptr_t)addr % (uintptr_t)page != 0 || len == 0 || len % (size_t)page != 0) {
+        cm_error("%s: address %p and size %zu must be non-zero multiples of the page size (%ld)",
+                 name, addr, len, page);
+        return CM_ERR_INVALID;
+    }
+    for (int i = 0; i < rma->nsegs; i++) {
+        uintptr_t b = rma->segs[i]->base, e = b + rma->segs[i]->len;
+        if ((uintptr_t)addr < e && (uintptr_t)addr + len > b) {
+            cm_error("%s: overlaps segment %s", name, rma->segs[i]->name);
+            return CM_ERR_ADDR_IN_USE;
+        }
+    }
+    status = cm_rma_range_check(addr, len, name);
+    if (status != CM_OK) {
+        return status;
+    }
+
+    seg = calloc(1, sizeof(*seg));
+    if (seg == NULL) {
+        cm_error("rma: out of memory");
+        return CM_ERR_NO_MEMORY;
+    }
+    seg->base  = (uintptr_t)addr;
+    seg->len   = len;
+    snprintf(seg->name, sizeof(seg->name), "%s", name);
+    seg->rkeys = calloc((size_t)rma->nprocs, sizeof(*seg->rkeys));
+    seg->rbase = calloc((size_t)rma->nprocs, sizeof(*seg->rbase));
+    if (seg->rkeys == NULL || seg->rbase == NULL) {
+        cm_error("rma: out of memory");
+        status = CM_ERR_NO_MEMORY;
+        goto err_free;
+    }
+    status = cm_rma_seg_alloc(rma, seg);
+    if (status != CM_OK) {
+        goto err_free;
+    }
+
+    st = ucp_rkey_pack(rma->context, seg->memh, &packed, &packed_len);
+    if (st != UCS_OK) {
+        cm_error("%s: ucp_rkey_pack: %s", name, ucs_status_string(st));
+        status = CM_ERR_TRANSPORT;
+        goto err_free;
+    }
+    snprintf(key, sizeof(key), "cm.rma.seg%d.rkey", rma->nsegs);
+    status = cm_boot_put(rma->boot, key, packed, packed_len);
+    ucp_rkey_buffer_release(packed);
+    if (status != CM_OK) {
+        goto err_free;
+    }
+    status = cm_rma_boot_sync(rma, true);
+    if (status != CM_OK) {
+        goto err_free;
+    }
+
+    for (int pe = 0; pe < rma->nprocs; pe++) {
+        void *rkey_buf, *ptr;
+        size_t rkey_len;
+
+        status = cm_boot_get(rma->boot, pe, key, &rkey_buf, &rkey_len);
+        if (status != CM_OK) {
+            goto err_free;
+        }
+        st = ucp_ep_rkey_unpack(rma->eps[pe], rkey_buf, &seg->rkeys[pe]);
+        free(rkey_buf);
+        if (st != UCS_OK) {
+            cm_error("%s: cannot use rank %d's memory key: %s", name, pe, ucs_status_string(st));
+            status = CM_ERR_TRANSPORT;
+            goto err_free;
+        }
+        if (pe == rma->rank) {
+            seg->rbase[pe] = (char *)seg->base;
+        } else if (ucp_rkey_ptr(seg->rkeys[pe], seg->base, &ptr) == UCS_OK) {
+            seg->rbase[pe] = ptr;
+        } else {
+            seg->rbase[pe] = NULL;
+            rma->all_mapped = false;
+        }
+    }
+
+    rma->segs[rma->nsegs++] = seg;
+    cm_debug("%s: %zu bytes at %p (%s)", name, len, addr,
+             seg->own_mmap ? "registered" : "allocated by UCX");
+
+    if (rma->progress_mode == CM_PROGRESS_AUTO && !rma->all_mapped && !rma->thread_running) {
+        status = cm_rma_thread_start(rma);
+        if (status != CM_OK) {
+            return status; /* the segment stays mapped; finalize frees it */
+        }
+    }
+    *seg_p = seg;
+    return CM_OK;
+
+err_free:
+    cm_rma_seg_free(rma, seg);
+    return status;
+}
+
+/* ---- queries ------------------------------------------------------------ */
+
+int cm_rma_rank(const cm_rma_t *rma)   { return rma->rank; }
+int cm_rma_nprocs(const cm_rma_t *rma) { return rma->nprocs; }
+bool cm_rma_all_mapped(const cm_rma_t *rma) { return rma->all_mapped; }
+bool cm_rma_progress_thread_running(const cm_rma_t *rma) { return rma->thread_running; }
+
+static inline cm_rma_seg_t *cm_rma_seg_find(cm_rma_t *rma, const void *addr, size_t len)
+{
+    uintptr_t a = (uintptr_t)addr;
+
+    for (int i = 0; i < rma->nsegs; i++) {
+        cm_rma_seg_t *seg = rma->segs[i];
+        if (a >= seg->base && a + len <= seg->base + seg->len && a + len >= a) {
+            return seg;
+        }
+    }
+    cm_error("address range %p+%zu is not inside a registered RMA segment", addr, len);
+    return NULL;
+}
+
+void *cm_rma_ptr(cm_rma_t *rma, int pe, const void *addr)
+{
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, 1);
+
+    if (seg == NULL || seg->rbase[pe] == NULL) {
+        return NULL;
+    }
+    return seg->rbase[pe] + ((uintptr_t)addr - seg->base);
+}
+
+void cm_rma_describe_peer(cm_rma_t *rma, int pe, char *buf, size_t len)
+{
+    char *text = NULL, *line, *save = NULL;
+    size_t text_len = 0, used = 0;
+    FILE *f = open_memstream(&text, &text_len);
+
+    buf[0] = '\0';
+    if (f == NULL) {
+        return;
+    }
+    /* UCX prints the endpoint's lanes as "lane[0]:  3:sysv/memory.0 md[2] ...". */
+    ucp_ep_print_info(rma->eps[pe], f);
+    fclose(f);
+    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        char *p = strstr(line, "lane["), *colon, *end;
+        if (p == NULL || (p = strchr(p, ':')) == NULL) {
+            continue;
+        }
+        p++;
+        while (*p == ' ') {
+            p++;
+        }
+        colon = strchr(p, ':');
+        if (colon == NULL) {
+            continue;
+        }
+        p   = colon + 1;
+        end = strpbrk(p, " \t");
+        if (end != NULL) {
+            *end = '\0';
+        }
+        if ((end = strrchr(p, '.')) != NULL && strchr(p, '/') < end) {
+            *end = '\0'; /* drop the path index "memory.0" */
+        }
+        if (strstr(buf, p) == NULL && used + strlen(p) + 2 < len) {
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "+" : "", p);
+        }
+    }
+    free(text);
+}
+
+void cm_rma_get_stats(const cm_rma_t *rma, cm_rma_stats_t *stats)
+{
+    *stats = rma->stats;
+    stats->progress_wakeups = atomic_load_explicit(&((cm_rma_t *)rma)->wakeups,
+                                                   memory_order_relaxed);
+}
+
+ucp_worker_h cm_rma_ucp_worker(cm_rma_t *rma) { return rma->worker; }
+ucp_ep_h cm_rma_ucp_ep(cm_rma_t *rma, int pe) { return rma->eps[pe]; }
+
+ucp_rkey_h cm_rma_ucp_rkey(cm_rma_t *rma, int pe, const void *addr)
+{
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, 1);
+    return (seg != NULL) ? seg->rkeys[pe] : NULL;
+}
+
+/* ---- data movement ------------------------------------------------------ */
+
+cm_status_t cm_rma_put(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, len);
+    uint64_t ready;
+    cm_status_t status;
+
+    if (seg == NULL) {
+        return CM_ERR_INVALID;
+    }
+    ready  = cm_rma_delay_begin(rma, pe, len);
+    status = cm_rma_req_wait(rma, ucp_put_nbx(rma->eps[pe], src, len, (uint64_t)(uintptr_t)addr,
+                                              seg->rkeys[pe], &param), "put", pe);
+    rma->stats.puts++;
+    rma->stats.bytes_put += len;
+    /* Visible at the flush: the injected delay is due there too. */
+    if (ready != 0) {
+        cm_rma_delay_defer(rma, pe, ready);
+    }
+    return status;
+}
+
+cm_status_t cm_rma_put_nbi(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, len);
+    uint64_t ready;
+
+    if (seg == NULL) {
+        return CM_ERR_INVALID;
+    }
+    ready = cm_rma_delay_begin(rma, pe, len);
+    if (ready != 0) {
+        cm_rma_delay_defer(rma, pe, ready);
+    }
+    rma->stats.puts++;
+    rma->stats.bytes_put += len;
+    return cm_rma_req_release(ucp_put_nbx(rma->eps[pe], src, len, (uint64_t)(uintptr_t)addr,
+                                          seg->rkeys[pe], &param), "put", pe);
+}
+
+cm_status_t cm_rma_get(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, len);
+    uint64_t ready;
+    cm_status_t status;
+
+    if (seg == NULL) {
+        return CM_ERR_INVALID;
+    }
+    ready  = cm_rma_delay_begin(rma, pe, len);
+    status = cm_rma_req_wait(rma, ucp_get_nbx(rma->eps[pe], dst, len, (uint64_t)(uintptr_t)addr,
+                                              seg->rkeys[pe], &param), "get", pe);
+    rma->stats.gets++;
+    rma->stats.bytes_got += len;
+    cm_rma_delay_until(rma, ready);
+    return status;
+}
+
+cm_status_t cm_rma_get_nbi(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, len);
+    uint64_t ready;
+
+    if (seg == NULL) {
+        return CM_ERR_INVALID;
+    }
+    ready = cm_rma_delay_begin(rma, pe, len);
+    if (ready != 0) {
+        cm_rma_delay_defer(rma, pe, ready);
+    }
+    rma->stats.gets++;
+    rma->stats.bytes_got += len;
+    return cm_rma_req_release(ucp_get_nbx(rma->eps[pe], dst, len, (uint64_t)(uintptr_t)addr,
+                                          seg->rkeys[pe], &param), "get", pe);
+}
+
+/*
+ * A fetching atomic: operand in `value`, old value out in *result. For CSWAP,
+ * UCX takes the compare value as the operand and the new value in the reply
+ * buffer (ucp.h, "Atomic Operations Semantic").
+ */
+static cm_status_t cm_rma_atomic_fetch(cm_rma_t *rma, ucp_atomic_op_t op, const char *what, int pe,
+                                       uint64_t *addr, uint64_t value, uint64_t *result)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, sizeof(uint64_t));
+    uint64_t ready;
+    cm_status_t status;
+
+    if (seg == NULL) {
+        return CM_ERR_INVALID;
+    }
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
+    param.reply_buffer = result;
+    ready  = cm_rma_delay_begin(rma, pe, sizeof(uint64_t));
+    status = cm_rma_req_wait(rma, ucp_atomic_op_nbx(rma->eps[pe], op, &value, 1,
+                                                    (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
+                                                    &param), what, pe);
+    rma->stats.atomics++;
+    cm_rma_delay_until(rma, ready);
+    return status;
+}
+
+cm_status_t cm_rma_swap(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
+{
+    return cm_rma_atomic_fetch(rma, UCP_ATOMIC_OP_SWAP, "atomic swap", pe, addr, value, old);
+}
+
+cm_status_t cm_rma_cswap(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t compare, uint64_t value,
+                         uint64_t *old)
+{
+    *old = value;
+    return cm_rma_atomic_fetch(rma, UCP_ATOMIC_OP_CSWAP, "atomic compare-and-swap", pe, addr,
+                               compare, old);
+}
+
+cm_status_t cm_rma_fadd(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
+{
+    return cm_rma_atomic_fetch(rma, UCP_ATOMIC_OP_ADD, "atomic fetch-and-add", pe, addr, value, old);
+}
+
+cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, sizeof(uint64_t));
+    uint64_t ready;
+
+    if (seg == NULL) {
+        return CM_ERR_INVALID;
+    }
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+    param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
+    ready = cm_rma_delay_begin(rma, pe, sizeof(uint64_t));
+    if (ready != 0) {
+        cm_rma_delay_defer(rma, pe, ready);
+    }
+    rma->stats.atomics++;
+    /* The value is copied at issue: a stack variable is fine. */
+    return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_ADD, &value, 1,
+                                                (uint64_t)(uintptr_t)addr, seg->rkeys[pe], &param),
+                              "atomic add", pe);
+}
+
+cm_status_t cm_rma_flush(cm_rma_t *rma, int pe)
+{
+    ucp_request_param_t param = {0};
+    cm_status_t status;
+
+    status = cm_rma_req_wait(rma, ucp_ep_flush_nbx(rma->eps[pe], &param), "flush", pe);
+    rma->stats.flushes++;
+    if (rma->pending_ns[pe] != 0) {
+        cm_rma_delay_until(rma, rma->pending_ns[pe]);
+        rma->pending_ns[pe] = 0;
+    }
+    return status;
+}
+
+cm_status_t cm_rma_flush_all(cm_rma_t *rma)
+{
+    ucp_request_param_t param = {0};
+    cm_status_t status;
+
+    status = cm_rma_req_wait(rma, ucp_worker_flush_nbx(rma->worker, &param), "flush of all ranks", -1);
+    rma->stats.flushes++;
+    if (rma->pending_all_ns != 0) {
+        cm_rma_delay_until(rma, rma->pending_all_ns);
+        rma->pending_all_ns = 0;
+        memset(rma->pending_ns, 0, (size_t)rma->nprocs * sizeof(*rma->pending_ns));
+    }
+    return status;
+}
+
+static inline bool cm_rma_cmp(uint64_t a, cm_rma_cmp_t cmp, uint64_t b)
+{
+    switch (cmp) {
+    case CM_CMP_EQ: return a == b;
+    case CM_CMP_NE: return a != b;
+    case CM_CMP_GT: return a > b;
+    case CM_CMP_GE: return a >= b;
+    case CM_CMP_LT: return a < b;
+    case CM_CMP_LE: return a <= b;
+    }
+    return false;
+}
+
+void cm_rma_wait_u64(cm_rma_t *rma, volatile uint64_t *addr, cm_rma_cmp_t cmp, uint64_t value)
+{
+    unsigned idle = 0;
+
+    cm_rma_poll_begin(rma);
+    while (!cm_rma_cmp(__atomic_load_n(addr, __ATOMIC_ACQUIRE), cmp, value)) {
+        if (ucp_worker_progress(rma->worker) != 0) {
+            idle = 0;
+        } else {
+            cm_rma_idle(&idle);
+        }
+    }
+    cm_rma_poll_end(rma);
+}
+
+cm_status_t cm_rma_barrier(cm_rma_t *rma)
+{
+    cm_status_t status = cm_rma_flush_all(rma);
+
+    if (status != CM_OK) {
+        return status;
+    }
+    return cm_rma_boot_sync(rma, false);
+}

@@ -1,0 +1,556 @@
+#include "config.h"
+#include "src/cm_config.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define CM_CONFIG_PREFIX "CM_"
+
+const cm_config_entry_t cm_config_entries[CM_CONFIG_NUM] = {
+#define CM_CONFIG_ROW(_field, _name, _type, _def, _vals, _cat, _doc) \
+    {CM_CONFIG_PREFIX #_name, CM_CFG_##_type, _def, _vals, _cat, _doc, offsetof(cm_config_t, _field)},
+    CM_CONFIG_TABLE(CM_CONFIG_ROW)
+#undef CM_CONFIG_ROW
+};
+
+static const char *const cm_config_type_names[] = {
+    [CM_CFG_SIZE] = "size", [CM_CFG_TIME] = "time", [CM_CFG_BANDWIDTH] = "bandwidth",
+    [CM_CFG_BOOL] = "bool", [CM_CFG_ENUM] = "enum", [CM_CFG_ADDR] = "address",
+    [CM_CFG_STRING] = "string", [CM_CFG_UINT] = "unsigned",
+};
+
+static void cm_config_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void cm_config_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    if (err == NULL || errlen == 0) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+const cm_config_entry_t *cm_config_find(const char *name)
+{
+    for (size_t i = 0; i < CM_CONFIG_NUM; i++) {
+        if (strcmp(cm_config_entries[i].name, name) == 0) {
+            return &cm_config_entries[i];
+        }
+    }
+    return NULL;
+}
+
+/*
+ * Splits "  12.5 KiB " into a non-negative number and its unit (trimmed).
+ * Returns 0 on success, -1 if there is no number.
+ */
+static int cm_config_split_number(const char *str, double *num, char *unit, size_t unitlen)
+{
+    char *end;
+    size_t n;
+
+    while (isspace((unsigned char)*str)) {
+        str++;
+    }
+    if (!isdigit((unsigned char)*str) && *str != '.') {
+        return -1; /* also rejects signs: nothing here may be negative */
+    }
+    errno = 0;
+    *num = strtod(str, &end);
+    if (end == str || errno != 0 || !isfinite(*num)) {
+        return -1;
+    }
+    while (isspace((unsigned char)*end)) {
+        end++;
+    }
+    n = strlen(end);
+    while (n > 0 && isspace((unsigned char)end[n - 1])) {
+        n--;
+    }
+    if (n >= unitlen) {
+        return -1;
+    }
+    memcpy(unit, end, n);
+    unit[n] = '\0';
+    return 0;
+}
+
+static cm_status_t cm_config_parse_size(const char *name, const char *str, size_t *out,
+                                        char *err, size_t errlen)
+{
+    static const char suffixes[] = "kmgt";
+    char unit[16];
+    double num, mult = 1;
+    const char *u = unit;
+
+    if (cm_config_split_number(str, &num, unit, sizeof(unit)) != 0) {
+        goto bad;
+    }
+    if (*u != '\0') {
+        const char *p = strchr(suffixes, tolower((unsigned char)*u));
+        if (p != NULL) {
+            mult = pow(1024.0, (double)(p - suffixes + 1));
+            u++;
+            if (*u == 'i' || *u == 'I') {
+                u++;
+            }
+        }
+        if ((*u == 'b' || *u == 'B') && u[1] == '\0') {
+            u++;
+        }
+        if (*u != '\0') {
+            goto bad;
+        }
+    }
+    num *= mult;
+    if (num >= 18446744073709551615.0 || num != floor(num)) {
+        if (num >= 18446744073709551615.0) {
+            cm_config_err(err, errlen, "%s='%s' is too large", name, str);
+            return CM_ERR_INVALID;
+        }
+        num = floor(num);
+    }
+    *out = (size_t)num;
+    return CM_OK;
+bad:
+    cm_config_err(err, errlen, "%s='%s' is not a size: expected bytes with an optional k, m, g or t "
+                  "suffix (binary multiples), e.g. 64k or 1g", name, str);
+    return CM_ERR_INVALID;
+}
+
+static cm_status_t cm_config_parse_time(const char *name, const char *str, uint64_t *out,
+                                        char *err, size_t errlen)
+{
+    static const struct {
+        const char *unit;
+        double ns;
+    } units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+    char unit[16];
+    double num;
+
+    if (cm_config_split_number(str, &num, unit, sizeof(unit)) != 0) {
+        goto bad;
+    }
+    if (unit[0] == '\0') {
+        if (num == 0) {
+            *out = 0;
+            return CM_OK;
+        }
+        cm_config_err(err, errlen, "%s='%s' needs a time unit (ns, us, ms or s), e.g. %gus",
+                      name, str, num);
+        return CM_ERR_INVALID;
+    }
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcmp(unit, units[i].unit) == 0) {
+            double ns = num * units[i].ns;
+            if (ns > 3.6e12 * 24) { /* a day: far beyond any sane injected delay */
+                cm_config_err(err, errlen, "%s='%s' is too large", name, str);
+                return CM_ERR_INVALID;
+            }
+            *out = (uint64_t)llround(ns);
+            return CM_OK;
+        }
+    }
+bad:
+    cm_config_err(err, errlen, "%s='%s' is not a time: expected a number and a unit (ns, us, ms "
+                  "or s), e.g. 10us", name, str);
+    return CM_ERR_INVALID;
+}
+
+static cm_status_t cm_config_parse_bandwidth(const char *name, const char *str, double *out,
+                                             char *err, size_t errlen)
+{
+    static const char prefixes[] = "kmgt";
+    char unit[24];
+    double num, mult = 1;
+    char *u = unit;
+    size_t n;
+
+    if (strcasecmp(str, "inf") == 0 || strcasecmp(str, "unlimited") == 0) {
+        *out = 0;
+        return CM_OK;
+    }
+    if (cm_config_split_number(str, &num, unit, sizeof(unit)) != 0) {
+        goto bad;
+    }
+    if (unit[0] == '\0') {
+        if (num == 0) {
+            *out = 0;
+            return CM_OK;
+        }
+        cm_config_err(err, errlen, "%s='%s' needs a unit, e.g. %gMB (bytes/s) or %gGb (bits/s)",
+                      name, str, num, num);
+        return CM_ERR_INVALID;
+    }
+    /* Optional rate suffix: "/s" or "ps". */
+    n = strlen(u);
+    if (n >= 2 && (strcmp(u + n - 2, "/s") == 0 || strcmp(u + n - 2, "ps") == 0)) {
+        u[n - 2] = '\0';
+    }
+    if (*u != '\0' && strchr(prefixes, tolower((unsigned char)*u)) != NULL && u[1] != '\0') {
+        int power = (int)(strchr(prefixes, tolower((unsigned char)*u)) - prefixes) + 1;
+        u++;
+        if (*u == 'i') {
+            mult = pow(1024.0, power);
+            u++;
+        } else {
+            mult = pow(1000.0, power);
+        }
+    }
+    if (strcmp(u, "B") == 0) {
+        /* bytes */
+    } else if (strcmp(u, "b") == 0) {
+        mult /= 8; /* bits */
+    } else {
+        goto bad;
+    }
+    *out = num * mult;
+    return CM_OK;
+bad:
+    cm_config_err(err, errlen, "%s='%s' is not a bandwidth: expected e.g. 400MB (bytes/s), 10Gb "
+                  "(bits/s), 256MiB, or 0 for unlimited", name, str);
+    return CM_ERR_INVALID;
+}
+
+static cm_status_t cm_config_parse_bool(const char *name, const char *str, bool *out,
+                                        char *err, size_t errlen)
+{
+    static const char *const yes[] = {"y", "yes", "on", "1", "true"};
+    static const char *const no[]  = {"n", "no", "off", "0", "false"};
+
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        if (strcasecmp(str, yes[i]) == 0) {
+            *out = true;
+            return CM_OK;
+        }
+        if (strcasecmp(str, no[i]) == 0) {
+            *out = false;
+            return CM_OK;
+        }
+    }
+    cm_config_err(err, errlen, "%s='%s' is not a boolean: use yes or no (also y/n, on/off, 1/0, "
+                  "true/false)", name, str);
+    return CM_ERR_INVALID;
+}
+
+static cm_status_t cm_config_parse_enum(const char *name, const char *values, const char *str,
+                                        int *out, char *err, size_t errlen)
+{
+    const char *p = values;
+    int index = 0;
+    size_t len = strlen(str);
+
+    while (*p != '\0') {
+        const char *bar = strchr(p, '|');
+        size_t n = (bar != NULL) ? (size_t)(bar - p) : strlen(p);
+        if (n == len && strncasecmp(p, str, n) == 0) {
+            *out = index;
+            return CM_OK;
+        }
+        index++;
+        p += n + (bar != NULL);
+    }
+    cm_config_err(err, errlen, "%s='%s' is not one of %s", name, str, values);
+    return CM_ERR_INVALID;
+}
+
+static cm_status_t cm_config_parse_ulong(const char *name, const char *str, unsigned long long max,
+                                         int base, unsigned long long *out, char *err,
+                                         size_t errlen, const char *what)
+{
+    char *end;
+    unsigned long long v;
+
+    while (isspace((unsigned char)*str)) {
+        str++;
+    }
+    if (!isdigit((unsigned char)*str)) {
+        goto bad;
+    }
+    errno = 0;
+    v = strtoull(str, &end, base);
+    while (isspace((unsigned char)*end)) {
+        end++;
+    }
+    if (errno != 0 || *end != '\0' || v > max) {
+        goto bad;
+    }
+    *out = v;
+    return CM_OK;
+bad:
+    cm_config_err(err, errlen, "%s='%s' is not %s", name, str, what);
+    return CM_ERR_INVALID;
+}
+
+cm_status_t cm_config_parse(const cm_config_entry_t *e, const char *str, void *dst,
+                            char *err, size_t errlen)
+{
+    unsigned long long v;
+    cm_status_t status;
+
+    switch (e->type) {
+    case CM_CFG_SIZE:
+        return cm_config_parse_size(e->name, str, dst, err, errlen);
+    case CM_CFG_TIME:
+        return cm_config_parse_time(e->name, str, dst, err, errlen);
+    case CM_CFG_BANDWIDTH:
+        return cm_config_parse_bandwidth(e->name, str, dst, err, errlen);
+    case CM_CFG_BOOL:
+        return cm_config_parse_bool(e->name, str, dst, err, errlen);
+    case CM_CFG_ENUM:
+        return cm_config_parse_enum(e->name, e->values, str, dst, err, errlen);
+    case CM_CFG_ADDR:
+        status = cm_config_parse_ulong(e->name, str, UINTPTR_MAX, 0, &v, err, errlen,
+                                       "an address (e.g. 0x200000000000)");
+        if (status == CM_OK) {
+            *(uintptr_t *)dst = (uintptr_t)v;
+        }
+        return status;
+    case CM_CFG_UINT:
+        status = cm_config_parse_ulong(e->name, str, ULONG_MAX, 10, &v, err, errlen,
+                                       "a non-negative integer");
+        if (status == CM_OK) {
+            *(unsigned long *)dst = (unsigned long)v;
+        }
+        return status;
+    case CM_CFG_STRING: {
+        char *copy = strdup(str);
+        if (copy == NULL) {
+            cm_config_err(err, errlen, "%s: out of memory", e->name);
+            return CM_ERR_NO_MEMORY;
+        }
+        *(char **)dst = copy;
+        return CM_OK;
+    }
+    }
+    cm_config_err(err, errlen, "%s: unknown type", e->name);
+    return CM_ERR_INVALID;
+}
+
+static const char *cm_config_lookup(char *const *envp, const char *name)
+{
+    size_t n = strlen(name);
+    for (; envp != NULL && *envp != NULL; envp++) {
+        if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=') {
+            return *envp + n + 1;
+        }
+    }
+    return NULL;
+}
+
+cm_status_t cm_config_load(cm_config_t *cfg, char *const *envp, char *err, size_t errlen)
+{
+    cm_status_t status;
+
+    memset(cfg, 0, sizeof(*cfg));
+    for (size_t i = 0; i < CM_CONFIG_NUM; i++) {
+        const cm_config_entry_t *e = &cm_config_entries[i];
+        const char *value = cm_config_lookup(envp, e->name);
+        void *dst = (char *)cfg + e->offset;
+
+        cfg->raw[i] = value;
+        if (e->type == CM_CFG_STRING && value == NULL) {
+            value = e->defval;
+        }
+        status = cm_config_parse(e, (value != NULL) ? value : e->defval, dst, err, errlen);
+        if (status != CM_OK) {
+            cm_config_release(cfg);
+            return status;
+        }
+    }
+    return CM_OK;
+}
+
+void cm_config_release(cm_config_t *cfg)
+{
+    for (size_t i = 0; i < CM_CONFIG_NUM; i++) {
+        if (cm_config_entries[i].type == CM_CFG_STRING) {
+            char **p = (char **)((char *)cfg + cm_config_entries[i].offset);
+            free(*p);
+            *p = NULL;
+        }
+    }
+}
+
+/* Levenshtein distance, case-insensitive (names are short: a row of ints). */
+static size_t cm_config_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t row[64], prev, tmp;
+
+    if (lb >= sizeof(row) / sizeof(row[0])) {
+        return (size_t)-1;
+    }
+    for (size_t j = 0; j <= lb; j++) {
+        row[j] = j;
+    }
+    for (size_t i = 1; i <= la; i++) {
+        prev = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cost = (toupper((unsigned char)a[i - 1]) != toupper((unsigned char)b[j - 1]));
+            size_t best = prev + cost;
+            if (row[j] + 1 < best) {
+                best = row[j] + 1;
+            }
+            if (row[j - 1] + 1 < best) {
+                best = row[j - 1] + 1;
+            }
+            tmp = row[j];
+            row[j] = best;
+            prev = tmp;
+        }
+    }
+    return row[lb];
+}
+
+const char *cm_config_suggest(const char *name)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    size_t limit = strlen(name) / 3 + 1; /* a few typos, not a different word */
+
+    for (size_t i = 0; i < CM_CONFIG_NUM; i++) {
+        size_t d = cm_config_distance(name, cm_config_entries[i].name);
+        if (d < best_d) {
+            best_d = d;
+            best = cm_config_entries[i].name;
+        }
+    }
+    return (best_d <= limit) ? best : NULL;
+}
+
+int cm_config_check_unknown(char *const *envp,
+                            void (*warn)(const char *name, const char *suggestion, void *arg),
+                            void *arg)
+{
+    int count = 0;
+    char name[128];
+
+    for (; envp != NULL && *envp != NULL; envp++) {
+        const char *eq = strchr(*envp, '=');
+        size_t n = (eq != NULL) ? (size_t)(eq - *envp) : strlen(*envp);
+
+        if (strncmp(*envp, CM_CONFIG_PREFIX, strlen(CM_CONFIG_PREFIX)) != 0) {
+            continue;
+        }
+        if (n >= sizeof(name)) {
+            n = sizeof(name) - 1;
+        }
+        memcpy(name, *envp, n);
+        name[n] = '\0';
+        if (cm_config_find(name) == NULL) {
+            count++;
+            if (warn != NULL) {
+                warn(name, cm_config_suggest(name), arg);
+            }
+        }
+    }
+    return count;
+}
+
+void cm_config_format(const cm_config_entry_t *e, const void *src, char *buf, size_t len)
+{
+    switch (e->type) {
+    case CM_CFG_SIZE:
+        snprintf(buf, len, "%zu", *(const size_t *)src);
+        break;
+    case CM_CFG_TIME:
+        snprintf(buf, len, "%" PRIu64 "ns", *(const uint64_t *)src);
+        break;
+    case CM_CFG_BANDWIDTH:
+        if (*(const double *)src == 0) {
+            snprintf(buf, len, "unlimited");
+        } else {
+            snprintf(buf, len, "%.6gB/s", *(const double *)src);
+        }
+        break;
+    case CM_CFG_BOOL:
+        snprintf(buf, len, "%s", *(const bool *)src ? "yes" : "no");
+        break;
+    case CM_CFG_ENUM: {
+        const char *p = e->values;
+        for (int i = *(const int *)src; i > 0 && p != NULL; i--) {
+            p = strchr(p, '|');
+            p = (p != NULL) ? p + 1 : NULL;
+        }
+        if (p == NULL) {
+            snprintf(buf, len, "?");
+        } else {
+            const char *bar = strchr(p, '|');
+            int n = (bar != NULL) ? (int)(bar - p) : (int)strlen(p);
+            snprintf(buf, len, "%.*s", n, p);
+        }
+        break;
+    }
+    case CM_CFG_ADDR:
+        snprintf(buf, len, "0x%" PRIxPTR, *(const uintptr_t *)src);
+        break;
+    case CM_CFG_UINT:
+        snprintf(buf, len, "%lu", *(const unsigned long *)src);
+        break;
+    case CM_CFG_STRING:
+        snprintf(buf, len, "%s", (*(char *const *)src != NULL) ? *(char *const *)src : "");
+        break;
+    }
+}
+
+/* Writes text as "# "-prefixed lines of at most width columns. */
+static void cm_config_wrap(FILE *out, const char *text, size_t width)
+{
+    while (*text != '\0') {
+        size_t n = strlen(text);
+        if (n > width) {
+            n = width;
+            while (n > 0 && text[n] != ' ') {
+                n--;
+            }
+            if (n == 0) {
+                n = width;
+            }
+        }
+        fprintf(out, "# %.*s\n", (int)n, text);
+        text += n;
+        while (*text == ' ') {
+            text++;
+        }
+    }
+}
+
+void cm_config_dump(FILE *out, const cm_config_t *cfg)
+{
+    const char *category = "";
+    char value[256];
+
+    fprintf(out, "# Cashmere-RMA settings: environment variables, shown with their current values.\n");
+    for (size_t i = 0; i < CM_CONFIG_NUM; i++) {
+        const cm_config_entry_t *e = &cm_config_entries[i];
+
+        if (strcmp(category, e->category) != 0) {
+            category = e->category;
+            fprintf(out, "\n# ---- %s ----\n", category);
+        }
+        fprintf(out, "#\n");
+        cm_config_wrap(out, e->doc, 76);
+        fprintf(out, "# type: %s", cm_config_type_names[e->type]);
+        if (e->type == CM_CFG_ENUM) {
+            fprintf(out, " (%s)", e->values);
+        }
+        fprintf(out, ", default: %s", (*e->defval != '\0') ? e->defval : "(empty)");
+        if (cfg->raw[i] != NULL) {
+            cm_config_format(e, (const char *)cfg + e->offset, value, sizeof(value));
+            fprintf(out, ", set in the environment (parsed: %s)", value);
+        }
+        fprintf(out, "\n#\n%s=%s\n", e->name, (cfg->raw[i] != NULL) ? cfg->raw[i] : e->defval);
+    }
+}

@@ -1,0 +1,56 @@
+/*
+ * Every CM_* setting, declared once. Each row:
+ *
+ *   _(field, NAME, TYPE, "default", "enum values" or NULL, category, "doc")
+ *
+ * NAME is the variable without its CM_ prefix; TYPE is one of SIZE, TIME,
+ * BANDWIDTH, BOOL, ENUM, ADDR, STRING, UINT (parsers in cm_config.c). The
+ * table generates the cm_config_t struct, the parser loop, the unknown-name
+ * check and the `cm_info -c` dump. Enum values are listed in the same order as
+ * the C enums in cm_config.h.
+ */
+#ifndef CM_CONFIG_TABLE_H
+#define CM_CONFIG_TABLE_H
+
+#ifndef CM_APPS_DIR_DEFAULT
+#define CM_APPS_DIR_DEFAULT "/usr/local/libexec/cashmere/apps"
+#endif
+
+#define CM_CONFIG_TABLE(_) \
+    _(log_level, LOG_LEVEL, ENUM, "warn", "error|warn|info|debug", "runtime", \
+      "Least severe message printed by the runtime.") \
+    _(shared_base, SHARED_BASE, ADDR, "0x200000000000", NULL, "runtime", \
+      "Virtual address of the shared region, identical in every process. Must be page aligned and free.") \
+    _(shared_size, SHARED_SIZE, SIZE, "1g", NULL, "runtime", \
+      "Size of the shared region (the most the shared heap can hold). Registered with the network once; " \
+      "on InfiniBand without on-demand paging the whole range is pinned.") \
+    _(meta_size, META_SIZE, SIZE, "16m", NULL, "runtime", \
+      "Size of each process's metadata segment (directory entries, write-notice rings, lock and " \
+      "barrier words), mapped just below the shared region.") \
+    _(progress_thread, PROGRESS_THREAD, ENUM, "auto", "auto|on|off", "runtime", \
+      "Thread that serves peers' one-sided operations while this process computes or blocks. Needed " \
+      "where the transport emulates RMA in software (TCP). auto: start it when some peer's memory is " \
+      "not directly mapped (no shared-memory path).") \
+    _(progress_handoff, PROGRESS_HANDOFF, TIME, "1ms", NULL, "runtime", \
+      "While the application thread waits inside the library it serves peers itself and the " \
+      "progress thread sleeps; once the application leaves, the thread takes over within this time. " \
+      "Shorter: quicker service of peers that arrive just then; longer: fewer wake-ups.") \
+    _(stdin_all, STDIN_ALL, BOOL, "no", NULL, "runtime", \
+      "Give every rank the same stdin: rank 0 reads its stdin to the end in cm_init and every process " \
+      "then reads those bytes. Set by `cmrun --stdin FILE`.") \
+    _(net_latency, NET_LATENCY, TIME, "0", NULL, "network", \
+      "Injected delay: added to every remote operation (put, get, atomic) before it counts as complete. " \
+      "Real waiting in the issuing process. 0 = off.") \
+    _(net_bandwidth, NET_BANDWIDTH, BANDWIDTH, "0", NULL, "network", \
+      "Injected delay: caps the issuing process's transfer rate, charged per byte moved (e.g. 400MB = " \
+      "400e6 bytes/s, 10Gb = 10e9 bits/s, 256MiB). 0 = unlimited.") \
+    _(net_overhead, NET_OVERHEAD, TIME, "0", NULL, "network", \
+      "Injected delay: CPU time the issuing process spends (busy) on every remote operation. 0 = off.") \
+    _(launcher, LAUNCHER, ENUM, "auto", "auto|srun|prterun|mpirun", "cmrun", \
+      "Process manager cmrun uses. auto: srun inside a Slurm allocation, else prterun, else mpirun.") \
+    _(launcher_args, LAUNCHER_ARGS, STRING, "", NULL, "cmrun", \
+      "Extra arguments cmrun passes to the launcher, split on spaces.") \
+    _(apps_dir, APPS_DIR, STRING, CM_APPS_DIR_DEFAULT, NULL, "cmrun", \
+      "Where cmrun looks for a program given by bare name before searching PATH.")
+
+#endif

@@ -1,0 +1,289 @@
+/*
+ * cm_init / cm_finalize: configuration, bootstrap, one-sided layer, and the
+ * shared region and metadata segment at fixed addresses.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+#include "src/cm_runtime.h"
+#include "src/cm_log.h"
+#include "src/cm_time.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+extern char **environ;
+
+cm_runtime_t cm_rt;
+
+/* Keep the metadata segment a large-page distance away from the shared region. */
+#define CM_META_ALIGN (2ul << 20)
+
+static const char *const cm_status_strings[] = {
+    [0] = "success",
+    [1] = "invalid argument or configuration",
+    [2] = "out of memory",
+    [3] = "address range in use",
+    [4] = "unsupported",
+    [5] = "transport error",
+    [6] = "process manager (PMIx) error",
+    [7] = "a peer process failed",
+    [8] = "I/O error",
+};
+
+const char *cm_status_string(cm_status_t status)
+{
+    int i = -(int)status;
+    if (i < 0 || (size_t)i >= sizeof(cm_status_strings) / sizeof(cm_status_strings[0])) {
+        return "unknown status";
+    }
+    return cm_status_strings[i];
+}
+
+static void cm_rt_abort_hook(int status, const char *msg)
+{
+    cm_boot_abort(cm_rt.boot, status, msg);
+}
+
+static void cm_rt_warn_unknown(const char *name, const char *suggestion, void *arg)
+{
+    (void)arg;
+    if (suggestion != NULL) {
+        cm_warn("unknown setting %s ignored (did you mean %s?)", name, suggestion);
+    } else {
+        cm_warn("unknown setting %s ignored (`cm_info -c` lists every setting)", name);
+    }
+}
+
+cm_status_t cm_runtime_layout(const cm_config_t *cfg, long page_size, uintptr_t *meta_base,
+                              size_t *meta_size, size_t *shared_size)
+{
+    uintptr_t page = (uintptr_t)page_size;
+    size_t meta;
+
+    if (cfg->shared_base % page != 0) {
+        cm_error("CM_SHARED_BASE=0x%" PRIxPTR " is not a multiple of the page size (%ld)",
+                 cfg->shared_base, page_size);
+        return CM_ERR_INVALID;
+    }
+    if (cfg->shared_size == 0 || cfg->meta_size == 0) {
+        cm_error("CM_SHARED_SIZE and CM_META_SIZE must not be 0");
+        return CM_ERR_INVALID;
+    }
+    meta = (cfg->meta_size + page - 1) / page * page;
+    if (cfg->shared_base < meta + CM_META_ALIGN ||
+        cfg->shared_base + cfg->shared_size < cfg->shared_base) {
+        cm_error("CM_SHARED_BASE=0x%" PRIxPTR " with CM_SHARED_SIZE=%zu does not fit in the "
+                 "address space", cfg->shared_base, cfg->shared_size);
+        return CM_ERR_INVALID;
+    }
+    *meta_base   = (cfg->shared_base - meta) / CM_META_ALIGN * CM_META_ALIGN;
+    *meta_size   = meta;
+    *shared_size = (cfg->shared_size + page - 1) / page * page;
+    return CM_OK;
+}
+
+/*
+ * `cmrun --stdin FILE`: rank 0 got FILE as stdin from the launcher; it reads it
+ * whole and every rank then reads the same bytes from an in-memory file.
+ */
+static cm_status_t cm_rt_stdin_broadcast(void)
+{
+    char *data = NULL;
+    size_t len = 0;
+    cm_status_t status;
+    int fd;
+
+    if (cm_rt.rank == 0) {
+        size_t cap = 0;
+        ssize_t n;
+        do {
+            if (len == cap) {
+                char *p;
+                cap = cap ? 2 * cap : 65536;
+                p = realloc(data, cap);
+                if (p == NULL) {
+                    free(data);
+                    cm_error("stdin: out of memory");
+                    return CM_ERR_NO_MEMORY;
+                }
+                data = p;
+            }
+            n = read(STDIN_FILENO, data + len, cap - len);
+            if (n > 0) {
+                len += (size_t)n;
+            }
+        } while (n > 0 || (n < 0 && errno == EINTR));
+        if (n < 0) {
+            cm_error("stdin: read failed: %s", strerror(errno));
+            free(data);
+            return CM_ERR_IO;
+        }
+        status = cm_boot_put(cm_rt.boot, "cm.stdin", data ? data : "", len);
+        free(data);
+        data = NULL;
+        if (status != CM_OK) {
+            return status;
+        }
+    }
+    status = cm_boot_exchange(cm_rt.boot, NULL, NULL);
+    if (status != CM_OK) {
+        return status;
+    }
+    status = cm_boot_get(cm_rt.boot, 0, "cm.stdin", (void **)&data, &len);
+    if (status != CM_OK) {
+        return status;
+    }
+    fd = memfd_create("cashmere-stdin", MFD_CLOEXEC);
+    if (fd < 0 || (len > 0 && write(fd, data, len) != (ssize_t)len) ||
+        lseek(fd, 0, SEEK_SET) != 0 || dup2(fd, STDIN_FILENO) < 0) {
+        cm_error("stdin: cannot provide the input to this process: %s", strerror(errno));
+        free(data);
+        if (fd >= 0) {
+            close(fd);
+        }
+        return CM_ERR_IO;
+    }
+    close(fd);
+    clearerr(stdin);
+    free(data);
+    return CM_OK;
+}
+
+int cm_init(int *argc, char ***argv)
+{
+    char err[512];
+    cm_rma_params_t rma_params;
+    uintptr_t meta_base;
+    cm_status_t status;
+
+    (void)argc;
+    (void)argv;
+    if (cm_rt.initialized) {
+        return CM_OK;
+    }
+
+    /* Bad settings stop every rank before any work, each with the same one line. */
+    if (cm_config_load(&cm_rt.config, environ, err, sizeof(err)) != CM_OK) {
+        cm_fatal(1, "%s", err);
+    }
+    cm_log_level = (cm_log_level_t)cm_rt.config.log_level;
+    if (cm_log_get_rank() <= 0) {
+        cm_config_check_unknown(environ, cm_rt_warn_unknown, NULL);
+    }
+    status = cm_runtime_layout(&cm_rt.config, sysconf(_SC_PAGESIZE), &meta_base, &cm_rt.meta_size,
+                               &cm_rt.shared_size);
+    if (status != CM_OK) {
+        goto err;
+    }
+
+    status = cm_boot_init(&cm_rt.boot);
+    if (status != CM_OK) {
+        goto err;
+    }
+    cm_rt.rank   = cm_boot_rank(cm_rt.boot);
+    cm_rt.nprocs = cm_boot_size(cm_rt.boot);
+    cm_log_set_rank(cm_rt.rank);
+    cm_log_set_abort_hook(cm_rt_abort_hook);
+
+    if (cm_rt.config.stdin_all) {
+        status = cm_rt_stdin_broadcast();
+        if (status != CM_OK) {
+            goto err;
+        }
+    }
+
+    rma_params.boot        = cm_rt.boot;
+    rma_params.progress    = (cm_progress_mode_t)cm_rt.config.progress_thread;
+    rma_params.handoff_ns  = cm_rt.config.progress_handoff;
+    rma_params.latency_ns  = cm_rt.config.net_latency;
+    rma_params.bandwidth   = cm_rt.config.net_bandwidth;
+    rma_params.overhead_ns = cm_rt.config.net_overhead;
+    status = cm_rma_init(&rma_params, &cm_rt.rma);
+    if (status != CM_OK) {
+        goto err;
+    }
+
+    cm_rt.meta_base = (void *)meta_base;
+    status = cm_rma_seg_map(cm_rt.rma, cm_rt.meta_base, cm_rt.meta_size, "metadata segment",
+                            &cm_rt.meta_seg);
+    if (status != CM_OK) {
+        goto err;
+    }
+    cm_rt.shared_base = (void *)cm_rt.config.shared_base;
+    status = cm_rma_seg_map(cm_rt.rma, cm_rt.shared_base, cm_rt.shared_size, "shared region",
+                            &cm_rt.shared_seg);
+    if (status != CM_OK) {
+        goto err;
+    }
+
+    cm_rt.initialized = true;
+    cm_info("rank %d of %d: shared region %p (%zu bytes), metadata %p (%zu bytes), progress "
+            "thread %s, peers %s", cm_rt.rank, cm_rt.nprocs, cm_rt.shared_base, cm_rt.shared_size,
+            cm_rt.meta_base, cm_rt.meta_size,
+            cm_rma_progress_thread_running(cm_rt.rma) ? "on" : "off",
+            cm_rma_all_mapped(cm_rt.rma) ? "directly mapped" : "reached by RMA only");
+    return CM_OK;
+
+err:
+    /* The cause was logged where it was found; end every rank of the job. */
+    fflush(stdout);
+    cm_rt_abort_hook(1, cm_status_string(status));
+    _exit(1);
+}
+
+void cm_finalize(void)
+{
+    cm_status_t status;
+
+    if (!cm_rt.initialized) {
+        return;
+    }
+    fflush(stdout);
+    status = cm_rma_finalize(cm_rt.rma);
+    cm_rt.rma = NULL;
+    if (status != CM_OK) {
+        cm_fatal(1, "cm_finalize: %s", cm_status_string(status));
+    }
+    cm_log_set_abort_hook(NULL);
+    cm_boot_finalize(cm_rt.boot);
+    cm_rt.boot = NULL;
+    cm_config_release(&cm_rt.config);
+    cm_rt.initialized = false;
+}
+
+static void cm_rt_require(const char *fn)
+{
+    if (!cm_rt.initialized) {
+        cm_fatal(1, "%s called before cm_init", fn);
+    }
+}
+
+int cm_rank(void)
+{
+    cm_rt_require("cm_rank");
+    return cm_rt.rank;
+}
+
+int cm_nprocs(void)
+{
+    cm_rt_require("cm_nprocs");
+    return cm_rt.nprocs;
+}
+
+double cm_wtime(void)
+{
+    return cm_time_sec();
+}
+
+void cm_abort(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cm_fatalv(status, fmt, ap);
+}

@@ -1,0 +1,205 @@
+/*
+ * cm_info: what this installation is and what it can use.
+ *
+ *   cm_info            version, libraries, UCX transports and the one-sided
+ *                      mechanisms they give
+ *   cm_info -c         every CM_* setting with type, default, doc, current value
+ *   cm_info --check    validate the CM_* environment (used by cmrun before launching)
+ */
+#include "config.h"
+#include "src/cm_config.h"
+#include "src/cm_log.h"
+
+#include <pmix.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucp/api/ucp.h>
+#include <uct/api/uct.h>
+
+extern char **environ;
+
+static void cm_info_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: cm_info [-c | --config] [--check] [-h]\n"
+            "  (no option)   version, libraries, transports and one-sided mechanisms\n"
+            "  -c, --config  every CM_* setting: type, default, documentation, current value\n"
+            "  --check       validate the CM_* environment; exit 1 on a bad value\n");
+}
+
+static void cm_info_warn_unknown(const char *name, const char *suggestion, void *arg)
+{
+    (void)arg;
+    if (suggestion != NULL) {
+        cm_warn("unknown setting %s ignored (did you mean %s?)", name, suggestion);
+    } else {
+        cm_warn("unknown setting %s ignored (`cm_info -c` lists every setting)", name);
+    }
+}
+
+/* Loads the environment's settings; a bad value is a one-line error and exit 1. */
+static void cm_info_load(cm_config_t *cfg)
+{
+    char err[512];
+
+    if (cm_config_load(cfg, environ, err, sizeof(err)) != CM_OK) {
+        cm_fatal(1, "%s", err);
+    }
+    cm_config_check_unknown(environ, cm_info_warn_unknown, NULL);
+}
+
+typedef struct {
+    int  shm_mapped;   /* an MD that allocates memory peers can map (rkey_ptr) */
+    int  net_rdma;     /* InfiniBand/RoCE transports */
+    int  tcp;
+    char shm_names[128];
+    char rdma_names[256];
+} cm_info_caps_t;
+
+static void cm_info_append(char *buf, size_t len, const char *name)
+{
+    if (strstr(buf, name) == NULL && strlen(buf) + strlen(name) + 3 < len) {
+        if (buf[0] != '\0') {
+            strcat(buf, ", ");
+        }
+        strcat(buf, name);
+    }
+}
+
+static void cm_info_transports(cm_info_caps_t *caps)
+{
+    uct_component_h *components;
+    unsigned ncomponents;
+    ucs_status_t st;
+
+    st = uct_query_components(&components, &ncomponents);
+    if (st != UCS_OK) {
+        printf("  (cannot query UCX components: %s)\n", ucs_status_string(st));
+        return;
+    }
+    for (unsigned c = 0; c < ncomponents; c++) {
+        uct_component_attr_t cattr = {.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME |
+                                                    UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT};
+        if (uct_component_query(components[c], &cattr) != UCS_OK) {
+            continue;
+        }
+        uct_md_resource_desc_t mds[cattr.md_resource_count ? cattr.md_resource_count : 1];
+        cattr.field_mask   = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
+        cattr.md_resources = mds;
+        if (uct_component_query(components[c], &cattr) != UCS_OK) {
+            continue;
+        }
+        for (unsigned m = 0; m < cattr.md_resource_count; m++) {
+            uct_md_config_t *md_config;
+            uct_md_h md;
+            uct_md_attr_t md_attr;
+            uct_tl_resource_desc_t *tls;
+            unsigned ntls;
+
+            if (uct_md_config_read(components[c], NULL, NULL, &md_config) != UCS_OK) {
+                continue;
+            }
+            st = uct_md_open(components[c], mds[m].md_name, md_config, &md);
+            uct_config_release(md_config);
+            if (st != UCS_OK) {
+                continue;
+            }
+            if (uct_md_query(md, &md_attr) != UCS_OK ||
+                uct_md_query_tl_resources(md, &tls, &ntls) != UCS_OK) {
+                uct_md_close(md);
+                continue;
+            }
+            for (unsigned t = 0; t < ntls; t++) {
+                const char *name = tls[t].tl_name;
+                const char *kind;
+                if ((md_attr.cap.flags & UCT_MD_FLAG_RKEY_PTR) &&
+                    (md_attr.cap.flags & UCT_MD_FLAG_ALLOC)) {
+                    kind = "shared memory, peers' memory directly mappable";
+                    caps->shm_mapped = 1;
+                    cm_info_append(caps->shm_names, sizeof(caps->shm_names), name);
+                } else if (strcmp(name, "tcp") == 0) {
+                    kind = "network, RMA and atomics emulated in software by the target";
+                    caps->tcp = 1;
+                } else if (strncmp(name, "rc", 2) == 0 || strncmp(name, "dc", 2) == 0 ||
+                           strncmp(name, "ud", 2) == 0) {
+                    kind = "network, hardware RMA (InfiniBand/RoCE)";
+                    caps->net_rdma = 1;
+                    cm_info_append(caps->rdma_names, sizeof(caps->rdma_names), name);
+                } else if (strcmp(name, "self") == 0) {
+                    kind = "loopback";
+                } else {
+                    kind = "shared memory, copy only";
+                }
+                printf("  %-10s %-14s md %-8s %s\n", name, tls[t].dev_name, mds[m].md_name, kind);
+            }
+            uct_release_tl_resource_list(tls);
+            uct_md_close(md);
+        }
+    }
+    uct_release_component_list(components);
+}
+
+static void cm_info_summary(void)
+{
+    cm_info_caps_t caps = {0};
+    unsigned major, minor, release;
+    const char *tls = getenv("UCX_TLS");
+
+    ucp_get_version(&major, &minor, &release);
+    printf("Cashmere-RMA %s\n", PACKAGE_VERSION);
+    printf("  UCX %u.%u.%u (%s), PMIx %s\n", major, minor, release, ucp_get_version_string(),
+           PMIx_Get_version());
+    printf("\nTransports UCX sees on this machine%s%s%s:\n", tls ? " (UCX_TLS=" : "",
+           tls ? tls : "", tls ? " restricts which are used)" : "");
+    cm_info_transports(&caps);
+
+    printf("\nOne-sided mechanisms (rma/):\n");
+    printf("  put/get/atomics/flush via UCX ........ yes\n");
+    printf("  direct load/store of peers' memory .... %s%s%s\n",
+           caps.shm_mapped ? "yes, between processes on one node (" : "no",
+           caps.shm_mapped ? caps.shm_names : "", caps.shm_mapped ? ")" : "");
+    printf("  hardware RMA between nodes ........... %s%s%s\n",
+           caps.net_rdma ? "yes (" : "no (no InfiniBand/RoCE device)",
+           caps.net_rdma ? caps.rdma_names : "", caps.net_rdma ? ")" : "");
+    printf("  software-emulated RMA over TCP ....... %s\n",
+           caps.tcp ? "yes (the progress thread serves peers; CM_PROGRESS_THREAD)" : "no");
+    printf("  delay injection ...................... CM_NET_LATENCY, CM_NET_BANDWIDTH, "
+           "CM_NET_OVERHEAD\n");
+    printf("\n`cm_info -c` lists every CM_* setting.\n");
+}
+
+int main(int argc, char **argv)
+{
+    cm_config_t cfg;
+    int mode = 0; /* 0 summary, 1 config dump, 2 check */
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0) {
+            mode = 1;
+        } else if (strcmp(argv[i], "--check") == 0) {
+            mode = 2;
+        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            cm_info_usage(stdout);
+            return 0;
+        } else {
+            cm_info_usage(stderr);
+            return 2;
+        }
+    }
+
+    switch (mode) {
+    case 1:
+        cm_info_load(&cfg);
+        cm_config_dump(stdout, &cfg);
+        cm_config_release(&cfg);
+        return 0;
+    case 2:
+        cm_info_load(&cfg);
+        cm_config_release(&cfg);
+        return 0;
+    default:
+        cm_info_summary();
+        return 0;
+    }
+}

@@ -1,0 +1,88 @@
+# Sourced by the multi-process test scripts (bash). Every launch goes through
+# cmrun, under `timeout`, so that no test can hang the suite.
+set -u
+
+: "${top_builddir:?run through make check}" "${top_srcdir:?run through make check}"
+CMRUN="$top_builddir/src/tools/cmrun"
+CM_INFO="$top_builddir/src/tools/cm_info"
+CM_BENCH="$top_builddir/src/tools/cm_bench"
+MP="$top_builddir/tests/mp"
+JOB_TIMEOUT=${CMT_JOB_TIMEOUT:-120}
+
+# Tests must not inherit the developer's settings.
+for v in $(compgen -e | grep -E '^(CM|UCX)_'); do unset "$v"; done
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+note() { echo "== $*"; }
+
+# run TIMEOUT cmd...: runs cmd in its own session under a watchdog; sets $out
+# (stdout+stderr) and $rc. On timeout it shows what every process of the
+# session was doing, kills the whole session (no orphan survives) and fails.
+run() {
+    local t=$1 f pid start now
+    shift
+    echo "\$ $*"
+    f=$(mktemp)
+    setsid "$@" >"$f" 2>&1 </dev/null &
+    pid=$!
+    start=$(date +%s)
+    while kill -0 "$pid" 2>/dev/null; do
+        now=$(date +%s)
+        if [ $((now - start)) -ge "$t" ]; then
+            sed 's/^/  | /' "$f"
+            echo "  ! still running after ${t}s; processes of the job:"
+            ps -s "$pid" -o pid,ppid,stat,wchan:24,args 2>/dev/null | sed 's/^/  ! /'
+            if command -v gdb >/dev/null 2>&1; then
+                for p in $(ps -s "$pid" -o pid= 2>/dev/null); do
+                    echo "  ! stack of $p:"
+                    timeout 20 gdb -p "$p" -batch -ex bt 2>/dev/null | grep '^#' | head -12 | sed 's/^/  !   /'
+                done
+            fi
+            pkill -TERM -s "$pid" 2>/dev/null
+            sleep 2
+            pkill -KILL -s "$pid" 2>/dev/null
+            wait "$pid" 2>/dev/null
+            rm -f "$f"
+            fail "timed out after ${t}s: $*"
+        fi
+        sleep 0.1
+    done
+    wait "$pid"
+    rc=$?
+    out=$(cat "$f")
+    rm -f "$f"
+    printf '%s\n' "$out" | sed 's/^/  | /'
+    # Zombies (Z) are dead already; only live processes count.
+    if ps -s "$pid" -o stat= 2>/dev/null | grep -qv '^Z'; then
+        ps -s "$pid" -o pid,ppid,stat,args | sed 's/^/  ! /'
+        pkill -KILL -s "$pid" 2>/dev/null
+        fail "processes of the job outlived it: $*"
+    fi
+}
+
+# expect_ok cmd...: must exit 0 within the job timeout.
+expect_ok() {
+    run "$JOB_TIMEOUT" "$@"
+    [ "$rc" -eq 0 ] || fail "exit status $rc: $*"
+}
+
+# expect_fail cmd...: must exit non-zero (not by timeout) within the job timeout.
+expect_fail() {
+    run "$JOB_TIMEOUT" "$@"
+    [ "$rc" -ne 0 ] || fail "expected a non-zero exit: $*"
+}
+
+# expect_out PATTERN: $out must contain a line matching the extended regex.
+expect_out() {
+    printf '%s\n' "$out" | grep -Eq -- "$1" || fail "output lacks /$1/"
+}
+
+# count_out PATTERN: number of output lines matching.
+count_out() {
+    printf '%s\n' "$out" | grep -Ec -- "$1"
+}
+
+# Transports: shared memory only, or TCP only (over loopback unless a device is given).
+use_shm() { export UCX_TLS=posix,sysv,self; unset UCX_NET_DEVICES; }
+use_tcp() { export UCX_TLS=tcp; export UCX_NET_DEVICES=${1:-lo}; }

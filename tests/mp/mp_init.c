@@ -1,0 +1,115 @@
+/*
+ * Start-up, shutdown and failure behaviour, one mode per run:
+ *
+ *   mp_init info         ranks, sizes, the shared region at one address everywhere
+ *   mp_init premap       something is mapped inside the shared range before cm_init
+ *   mp_init die-abort    rank 1 calls abort() while the others wait in a barrier
+ *   mp_init die-exit0    rank 1 exits 0 without cm_finalize while the others wait
+ *   mp_init die-kill     rank 1 is killed (SIGKILL) while the others spin in a wait
+ *   mp_init stdin        every rank prints the size and a checksum of its stdin
+ *   mp_init args A B...  every rank prints its arguments
+ */
+#define _GNU_SOURCE
+#include "mp_common.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static void mode_info(void)
+{
+    cm_rma_t *rma = cm_rt.rma;
+    int me = cm_rank(), np = cm_nprocs();
+    uint64_t mine[2] = {(uint64_t)(uintptr_t)cm_rt.shared_base, (uint64_t)(uintptr_t)cm_rt.meta_base};
+    uint64_t *table = (uint64_t *)cm_rt.meta_base + 16;
+
+    MP_CHECK(me >= 0 && me < np, "rank %d of %d", me, np);
+    /* Fresh shared memory reads as zero and is writable. */
+    MP_CHECK(((volatile char *)cm_rt.shared_base)[cm_rt.shared_size - 1] == 0, "not zeroed");
+    ((volatile char *)cm_rt.shared_base)[cm_rt.shared_size - 1] = 1;
+    /* Everyone sends rank 0 the addresses it mapped; rank 0 checks they are all the same. */
+    MP_OK(cm_rma_put(rma, 0, table + 2 * me, mine, sizeof(mine)));
+    MP_OK(cm_rma_barrier(rma));
+    if (me == 0) {
+        for (int r = 0; r < np; r++) {
+            MP_CHECK(table[2 * r] == mine[0] && table[2 * r + 1] == mine[1],
+                     "rank %d mapped the shared region at 0x%" PRIx64, r, table[2 * r]);
+        }
+    }
+    char netns[64] = "?";
+    ssize_t n = readlink("/proc/self/ns/net", netns, sizeof(netns) - 1);
+    netns[n > 0 ? n : 1] = '\0';
+    printf("rank %d of %d: shared %p+%zu meta %p+%zu mapped=%d thread=%d netns=%s\n", me, np,
+           cm_rt.shared_base, cm_rt.shared_size, cm_rt.meta_base, cm_rt.meta_size,
+           (int)cm_rma_all_mapped(rma), (int)cm_rma_progress_thread_running(rma), netns);
+}
+
+static void mode_stdin(void)
+{
+    unsigned long sum = 0, len = 0;
+    int c;
+
+    while ((c = getchar()) != EOF) {
+        sum = sum * 31 + (unsigned char)c;
+        len++;
+    }
+    printf("stdin rank %d: %lu bytes checksum %lu\n", cm_rank(), len, sum);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = (argc > 1) ? argv[1] : "info";
+
+    if (strcmp(mode, "premap") == 0) {
+        /* Occupy one page inside where the shared region will go. */
+        const char *base = getenv("CM_SHARED_BASE");
+        uintptr_t addr = (base ? strtoull(base, NULL, 0) : 0x200000000000ull) + 7 * 4096;
+        void *p = mmap((void *)addr, 4096, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (p != (void *)addr) {
+            fprintf(stderr, "mp_init: cannot pre-map %p\n", (void *)addr);
+            return 3;
+        }
+        *(volatile int *)p = 42;
+        cm_init(&argc, &argv);
+        /* Not reached if cm_init refuses; if it clobbered our page, say so. */
+        fprintf(stderr, "mp_init: cm_init accepted a taken range (page now %d)\n", *(volatile int *)p);
+        cm_finalize();
+        return 4;
+    }
+
+    cm_init(&argc, &argv);
+    if (strcmp(mode, "info") == 0) {
+        mode_info();
+    } else if (strcmp(mode, "stdin") == 0) {
+        mode_stdin();
+    } else if (strcmp(mode, "args") == 0) {
+        printf("args rank %d:", cm_rank());
+        for (int i = 2; i < argc; i++) {
+            printf(" [%s]", argv[i]);
+        }
+        printf("\n");
+    } else if (strncmp(mode, "die-", 4) == 0) {
+        MP_CHECK(cm_nprocs() >= 2, "needs 2 processes");
+        if (cm_rank() == 1) {
+            if (strcmp(mode, "die-abort") == 0) {
+                abort();
+            } else if (strcmp(mode, "die-exit0") == 0) {
+                exit(0);
+            } else {
+                raise(SIGKILL);
+            }
+        }
+        if (strcmp(mode, "die-kill") == 0) {
+            /* A wait that nobody will ever satisfy: only the launcher can end it. */
+            cm_rma_wait_u64(cm_rt.rma, (uint64_t *)cm_rt.meta_base, CM_CMP_EQ, 12345);
+        }
+        MP_OK(cm_rma_barrier(cm_rt.rma));
+        fprintf(stderr, "mp_init: rank %d passed a barrier its peer never reached\n", cm_rank());
+        return 5;
+    } else {
+        cm_abort(2, "unknown mode %s", mode);
+    }
+    cm_finalize();
+    return 0;
+}

@@ -1,0 +1,322 @@
+/*
+ * One-sided layer, all ranks against all ranks (self included): put/get of
+ * many sizes, non-blocking puts/gets with flush, atomics under contention, a
+ * compare-and-swap mutex, a token ring through cm_rma_wait_u64, the direct
+ * mapping capability and the progress thread state.
+ *
+ *   mp_rma [--expect-mapped yes|no] [--expect-thread yes|no] [--iters K]
+ */
+#include "mp_common.h"
+
+#include <sched.h>
+
+/* Layout of the shared region used here (bytes from its base). */
+#define SLOT_SIZE   (1u << 20)            /* one slot per source rank */
+#define SLOTS_OFF   0
+/* Layout in the metadata segment (words from its base). */
+#define W_COUNTER   0
+#define W_LOCK      1
+#define W_LOCKED_CT 2
+#define W_SWAP      3
+#define W_TOKEN     4
+#define W_SWAP_OLDS 64                    /* rank 0 gathers every rank's swap result here */
+
+static cm_rma_t *rma;
+static int me, np;
+
+static unsigned char pattern(int writer, int owner, size_t i)
+{
+    return (unsigned char)(writer * 31 + owner * 7 + i * 13 + (i >> 8));
+}
+
+static char *slot(int writer)
+{
+    return (char *)cm_rt.shared_base + SLOTS_OFF + (size_t)writer * SLOT_SIZE;
+}
+
+static uint64_t *meta_word(int i)
+{
+    return (uint64_t *)cm_rt.meta_base + i;
+}
+
+static void barrier(void)
+{
+    MP_OK(cm_rma_barrier(rma));
+}
+
+/* Every rank fills its own slot; every rank reads every rank's slot back with gets. */
+static void test_get(void)
+{
+    static const size_t sizes[] = {1, 8, 100, 4096, 65536 + 13, SLOT_SIZE};
+    char *buf = malloc(SLOT_SIZE);
+
+    for (size_t i = 0; i < SLOT_SIZE; i++) {
+        slot(me)[i] = (char)pattern(me, me, i);
+    }
+    barrier();
+    for (int pe = 0; pe < np; pe++) {
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+            size_t off = (sizes[s] < SLOT_SIZE) ? 3 : 0; /* unaligned where it fits */
+            memset(buf, 0, sizes[s]);
+            MP_OK(cm_rma_get(rma, pe, buf, slot(pe) + off, sizes[s]));
+            for (size_t i = 0; i < sizes[s]; i++) {
+                MP_CHECK((unsigned char)buf[i] == pattern(pe, pe, i + off),
+                         "get %zu bytes from rank %d: byte %zu wrong", sizes[s], pe, i);
+            }
+        }
+    }
+    free(buf);
+    barrier();
+}
+
+/* Every rank puts into its slot at every rank (blocking puts, then non-blocking ones). */
+static void test_put(void)
+{
+    char *buf = malloc(SLOT_SIZE);
+
+    for (int pe = 0; pe < np; pe++) {
+        for (size_t i = 0; i < SLOT_SIZE; i++) {
+            buf[i] = (char)pattern(me, pe, i);
+        }
+        MP_OK(cm_rma_put(rma, pe, slot(me), buf, SLOT_SIZE / 2));
+        MP_OK(cm_rma_flush(rma, pe));
+        /* Second half in 4 KiB non-blocking pieces; buf must stay intact until the flush. */
+        for (size_t off = SLOT_SIZE / 2; off < SLOT_SIZE; off += 4096) {
+            MP_OK(cm_rma_put_nbi(rma, pe, slot(me) + off, buf + off, 4096));
+        }
+        MP_OK(cm_rma_flush(rma, pe));
+    }
+    barrier();
+    for (int writer = 0; writer < np; writer++) {
+        for (size_t i = 0; i < SLOT_SIZE; i++) {
+            MP_CHECK((unsigned char)slot(writer)[i] == pattern(writer, me, i),
+                     "put from rank %d: byte %zu wrong", writer, i);
+        }
+    }
+    barrier();
+
+    /* Non-blocking gets of every rank's slot for me, checked after one flush_all. */
+    for (int pe = 0; pe < np; pe++) {
+        memset(buf, 0, SLOT_SIZE);
+        for (size_t off = 0; off < SLOT_SIZE; off += 65536) {
+            MP_OK(cm_rma_get_nbi(rma, pe, buf + off, slot(me) + off, 65536));
+        }
+        MP_OK(cm_rma_flush_all(rma));
+        for (size_t i = 0; i < SLOT_SIZE; i++) {
+            MP_CHECK((unsigned char)buf[i] == pattern(me, pe, i), "get_nbi from rank %d: byte %zu",
+                     pe, i);
+        }
+    }
+    free(buf);
+    barrier();
+}
+
+/* Fetch-and-add and add_nbi by all ranks on one word of rank 0's metadata segment. */
+static void test_fadd(int iters)
+{
+    uint64_t old, prev = 0;
+
+    if (me == 0) {
+        *meta_word(W_COUNTER) = 0;
+    }
+    barrier();
+    for (int i = 0; i < iters; i++) {
+        MP_OK(cm_rma_fadd(rma, 0, meta_word(W_COUNTER), 1, &old));
+        MP_CHECK(i == 0 || old > prev, "fetch-and-add results must grow: %" PRIu64 " after %" PRIu64,
+                 old, prev);
+        prev = old;
+    }
+    for (int i = 0; i < iters; i++) {
+        MP_OK(cm_rma_add_nbi(rma, 0, meta_word(W_COUNTER), 2));
+    }
+    MP_OK(cm_rma_flush(rma, 0));
+    barrier();
+    if (me == 0) {
+        uint64_t expect = (uint64_t)np * (uint64_t)iters * 3;
+        MP_CHECK(*meta_word(W_COUNTER) == expect, "counter %" PRIu64 ", expected %" PRIu64,
+                 *meta_word(W_COUNTER), expect);
+    }
+    barrier();
+}
+
+/*
+ * A spin lock from compare-and-swap on the last rank protecting a plain
+ * read-modify-write (get, +1, put) of a word on rank 0: only mutual exclusion
+ * makes the total come out right.
+ */
+static void test_cswap_mutex(int iters)
+{
+    int lock_pe = np - 1;
+    uint64_t old, value;
+
+    if (me == 0) {
+        *meta_word(W_LOCKED_CT) = 0;
+    }
+    if (me == lock_pe) {
+        *meta_word(W_LOCK) = 0;
+    }
+    barrier();
+    for (int i = 0; i < iters; i++) {
+        for (;;) {
+            MP_OK(cm_rma_cswap(rma, lock_pe, meta_word(W_LOCK), 0, (uint64_t)me + 1, &old));
+            if (old == 0) {
+                break;
+            }
+            MP_CHECK(old >= 1 && old <= (uint64_t)np, "lock word holds %" PRIu64, old);
+            cm_rma_progress(rma);
+            sched_yield();
+        }
+        MP_OK(cm_rma_get(rma, 0, &value, meta_word(W_LOCKED_CT), sizeof(value)));
+        value++;
+        MP_OK(cm_rma_put(rma, 0, meta_word(W_LOCKED_CT), &value, sizeof(value)));
+        MP_OK(cm_rma_flush(rma, 0));
+        MP_OK(cm_rma_swap(rma, lock_pe, meta_word(W_LOCK), 0, &old));
+        MP_CHECK(old == (uint64_t)me + 1, "released a lock held by %" PRIu64, old);
+    }
+    barrier();
+    if (me == 0) {
+        MP_CHECK(*meta_word(W_LOCKED_CT) == (uint64_t)np * (uint64_t)iters,
+                 "mutex-protected counter %" PRIu64 ", expected %d", *meta_word(W_LOCKED_CT),
+                 np * iters);
+    }
+    barrier();
+}
+
+/* Swap: the old values plus the final value are exactly {initial, 0..np-1}. */
+static void test_swap(void)
+{
+    const uint64_t initial = 1000;
+    uint64_t old;
+
+    if (me == 0) {
+        *meta_word(W_SWAP) = initial;
+    }
+    barrier();
+    MP_OK(cm_rma_swap(rma, 0, meta_word(W_SWAP), (uint64_t)me, &old));
+    MP_OK(cm_rma_put(rma, 0, meta_word(W_SWAP_OLDS + me), &old, sizeof(old)));
+    MP_OK(cm_rma_flush(rma, 0));
+    barrier();
+    if (me == 0) {
+        int seen[1001] = {0};
+        for (int r = 0; r <= np; r++) {
+            uint64_t v = (r < np) ? *meta_word(W_SWAP_OLDS + r) : *meta_word(W_SWAP);
+            MP_CHECK(v == initial || v < (uint64_t)np, "swap produced %" PRIu64, v);
+            MP_CHECK(seen[v]++ == 0, "swap value %" PRIu64 " seen twice", v);
+        }
+    }
+    barrier();
+}
+
+/* A token goes around the ring `laps` times: put data, flush, put flag; the next rank waits on it. */
+static void test_ring(int laps)
+{
+    int next = (me + 1) % np;
+    uint64_t *token = meta_word(W_TOKEN);
+    uint64_t *data  = (uint64_t *)slot(0);
+    uint64_t value;
+
+    *token = 0;
+    barrier();
+    for (int lap = 0; lap < laps; lap++) {
+        uint64_t expect = (uint64_t)lap * (uint64_t)np + (uint64_t)me; /* token count before me */
+        if (!(lap == 0 && me == 0)) {
+            cm_rma_wait_u64(rma, token, CM_CMP_EQ, expect);
+            MP_CHECK(*data == expect * 7 + 1, "data before the token: %" PRIu64 ", expected %" PRIu64,
+                     *data, expect * 7 + 1);
+        }
+        value = (expect + 1) * 7 + 1;
+        MP_OK(cm_rma_put(rma, next, data, &value, sizeof(value)));
+        MP_OK(cm_rma_flush(rma, next)); /* data lands before the flag */
+        value = expect + 1;
+        MP_OK(cm_rma_put(rma, next, token, &value, sizeof(value)));
+        MP_OK(cm_rma_flush(rma, next));
+    }
+    if (me == 0) {
+        cm_rma_wait_u64(rma, token, CM_CMP_EQ, (uint64_t)laps * (uint64_t)np);
+    }
+    barrier();
+}
+
+/* Direct mapping: where offered, a plain store through the pointer must be what a get returns. */
+static void test_mapping(int expect_mapped, int expect_thread)
+{
+    int mapped_all = 1;
+
+    for (int pe = 0; pe < np; pe++) {
+        char *p = cm_rma_ptr(rma, pe, slot(me));
+        if (pe == me) {
+            MP_CHECK(p == slot(me), "own memory must map to itself");
+            continue;
+        }
+        if (p == NULL) {
+            mapped_all = 0;
+            continue;
+        }
+        p[0] = (char)(0x40 + me);
+    }
+    MP_CHECK(mapped_all == (int)cm_rma_all_mapped(rma), "capability query inconsistent");
+    if (expect_mapped >= 0) {
+        MP_CHECK(mapped_all == expect_mapped, "peers %s directly mapped, expected %s",
+                 mapped_all ? "are" : "are not", expect_mapped ? "mapped" : "not mapped");
+    }
+    if (expect_thread >= 0) {
+        MP_CHECK((int)cm_rma_progress_thread_running(rma) == expect_thread,
+                 "progress thread %s, expected %s",
+                 cm_rma_progress_thread_running(rma) ? "running" : "not running",
+                 expect_thread ? "running" : "not running");
+    }
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    barrier();
+    if (mapped_all) {
+        for (int pe = 0; pe < np; pe++) {
+            char c;
+            if (pe == me) {
+                continue;
+            }
+            MP_OK(cm_rma_get(rma, pe, &c, slot(me), 1));
+            MP_CHECK(c == (char)(0x40 + me), "store through the mapping of rank %d not seen by get",
+                     pe);
+        }
+    }
+    barrier();
+}
+
+static int parse_yes_no(const char *s)
+{
+    return (strcmp(s, "yes") == 0) ? 1 : (strcmp(s, "no") == 0) ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    int expect_mapped = -1, expect_thread = -1, iters = 200;
+
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--expect-mapped") == 0) {
+            expect_mapped = parse_yes_no(argv[i + 1]);
+        } else if (strcmp(argv[i], "--expect-thread") == 0) {
+            expect_thread = parse_yes_no(argv[i + 1]);
+        } else if (strcmp(argv[i], "--iters") == 0) {
+            iters = atoi(argv[i + 1]);
+        }
+    }
+    cm_init(&argc, &argv);
+    rma = cm_rt.rma;
+    me  = cm_rank();
+    np  = cm_nprocs();
+    MP_CHECK(cm_rt.shared_size >= (size_t)np * SLOT_SIZE, "CM_SHARED_SIZE too small for %d ranks", np);
+
+    test_get();
+    test_put();
+    test_fadd(iters);
+    test_cswap_mutex(iters / 4 + 1);
+    test_swap();
+    test_ring(iters / 10 + 1);
+    test_mapping(expect_mapped, expect_thread);
+
+    if (me == 0) {
+        printf("mp_rma: %d ranks OK (mapped=%d, progress thread=%d)\n", np,
+               (int)cm_rma_all_mapped(rma), (int)cm_rma_progress_thread_running(rma));
+    }
+    cm_finalize();
+    return 0;
+}

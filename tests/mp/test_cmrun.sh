@@ -1,0 +1,61 @@
+#!/bin/bash
+# cmrun and cm_info as a user meets them.
+. "$top_srcdir/tests/lib.sh"
+use_shm
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+note "--verbose names the launcher"
+expect_ok "$CMRUN" --verbose -n 2 "$MP/mp_init" info
+expect_out "^cmrun: launcher (mpirun|prterun|srun) "
+
+note "--stdin: every rank reads the same input"
+seq 1 5000 > "$tmp/input"
+size=$(wc -c < "$tmp/input")
+expect_ok "$CMRUN" -n 4 --stdin "$tmp/input" "$MP/mp_init" stdin
+[ "$(count_out "^stdin rank [0-3]: $size bytes")" -eq 4 ] || fail "not every rank read $size bytes"
+[ "$(printf '%s\n' "$out" | grep '^stdin rank' | awk '{print $NF}' | sort -u | wc -l)" -eq 1 ] ||
+    fail "ranks read different bytes"
+
+note "arguments reach every rank intact"
+expect_ok "$CMRUN" -n 2 "$MP/mp_init" args "a b" 'c$d' ""
+[ "$(count_out '^args rank [01]: \[a b\] \[c\$d\] \[\]$')" -eq 2 ] || fail "arguments mangled"
+
+note "a bare name is found in CM_APPS_DIR"
+mkdir "$tmp/apps"
+printf '#!/bin/sh\nexec "%s" "$@"\n' "$MP/mp_init" > "$tmp/apps/myapp"
+chmod +x "$tmp/apps/myapp"
+expect_ok env CM_APPS_DIR="$tmp/apps" "$CMRUN" -n 2 myapp args found
+[ "$(count_out '^args rank [01]: \[found\]')" -eq 2 ] || fail "bare name not resolved"
+
+note "usage errors"
+expect_fail "$CMRUN" -n 2 no_such_program_xyz
+expect_out "program 'no_such_program_xyz' not found"
+expect_fail "$CMRUN" -n zero "$MP/mp_init"
+expect_out "-n needs a positive number"
+expect_fail "$CMRUN" --frobnicate "$MP/mp_init"
+expect_out "unknown option --frobnicate"
+expect_fail "$CMRUN" --launcher bogus -n 2 "$MP/mp_init"
+expect_out "unknown launcher 'bogus'"
+expect_fail env CM_LAUNCHER=mpich "$CMRUN" -n 2 "$MP/mp_init"
+expect_out "CM_LAUNCHER='mpich' is not one of"
+
+note "cm_info -c lists every setting of the table, with its doc"
+expect_ok "$CM_INFO" -c
+names=$(sed -n 's/^ *_([a-z_]*, *\([A-Z_]*\),.*/CM_\1/p' "$top_srcdir/src/cm_config_table.h")
+[ -n "$names" ] || fail "could not read the table"
+for n in $names; do
+    expect_out "^$n="
+done
+[ "$(count_out '^# type: ')" -eq "$(echo "$names" | wc -w)" ] || fail "every setting has a type line"
+expect_ok env CM_NET_BANDWIDTH=10Gb "$CM_INFO" -c
+expect_out "parsed: 1.25e\+09B/s"
+expect_fail env CM_META_SIZE=huge "$CM_INFO" --check
+expect_out "CM_META_SIZE='huge' is not a size"
+
+note "cm_info summary"
+expect_ok "$CM_INFO"
+expect_out "^Cashmere-RMA "
+expect_out "^  UCX [0-9]+\.[0-9]+"
+expect_out "direct load/store of peers' memory"
+echo "PASS"

@@ -1,0 +1,66 @@
+#!/bin/bash
+# Bad input and failures: a clear one-line error and a non-zero exit on every
+# rank, within seconds; never a hang (every run is under a short timeout).
+. "$top_srcdir/tests/lib.sh"
+use_shm
+QUICK=30
+
+note "bad CM_* value through cmrun: one line, before anything starts"
+run $QUICK env CM_NET_LATENCY=abc "$CMRUN" -n 4 "$MP/mp_init" info
+[ "$rc" -ne 0 ] || fail "accepted CM_NET_LATENCY=abc"
+expect_out "^cashmere: error: CM_NET_LATENCY='abc' is not a time"
+[ "$(count_out "CM_NET_LATENCY='abc'")" -eq 1 ] || fail "expected exactly one error line"
+[ "$(count_out '^rank ')" -eq 0 ] || fail "a rank ran despite the bad value"
+
+if command -v mpirun >/dev/null 2>&1; then
+    note "bad CM_* value with the launcher used directly: each rank refuses it on its own"
+    # mpirun kills the other ranks as soon as the first exits, so how many print varies.
+    root=""; [ "$(id -u)" = 0 ] && root=--allow-run-as-root
+    run $QUICK env CM_PROGRESS_THREAD=sometimes mpirun $root --oversubscribe -np 4 "$MP/mp_init" info
+    [ "$rc" -ne 0 ] || fail "accepted CM_PROGRESS_THREAD=sometimes"
+    n=$(count_out "^cashmere\[[0-3]\]: error: CM_PROGRESS_THREAD='sometimes' is not one of auto\|on\|off$")
+    [ "$n" -ge 1 ] || fail "no rank reported the bad value"
+    [ "$(count_out '^rank [0-9]+ of ')" -eq 0 ] || fail "a rank ran despite the bad value"
+    note "... and a single process (no launcher) does too"
+    run $QUICK env CM_PROGRESS_THREAD=sometimes "$MP/mp_init" info
+    [ "$rc" -eq 1 ] || fail "exit status $rc"
+    [ "$(count_out 'error: CM_PROGRESS_THREAD')" -eq 1 ] || fail "not exactly one line"
+else
+    echo "SKIP (part): mpirun not installed, per-rank error check not run"
+fi
+
+note "misspelled setting: a warning naming the right one, and the job runs"
+expect_ok env CM_NET_LATENCYY=1us "$CMRUN" -n 2 "$MP/mp_init" info
+expect_out "unknown setting CM_NET_LATENCYY ignored \(did you mean CM_NET_LATENCY\?\)"
+
+note "shared base not page aligned"
+run $QUICK env CM_SHARED_BASE=0x200000000100 "$CMRUN" -n 2 "$MP/mp_init" info
+[ "$rc" -ne 0 ] || fail "accepted an unaligned base"
+expect_out "CM_SHARED_BASE=0x200000000100 is not a multiple of the page size"
+
+note "shared range already in use in the process"
+run $QUICK "$CMRUN" -n 2 "$MP/mp_init" premap
+[ "$rc" -ne 0 ] || fail "premap run succeeded"
+expect_out "address range 0x200000000000-0x200040000000 is already in use"
+printf '%s\n' "$out" | grep -q "accepted a taken range" && fail "cm_init clobbered a mapping"
+
+note "shared region larger than the address space"
+run $QUICK env CM_SHARED_SIZE=200t "$CMRUN" -n 2 "$MP/mp_init" info
+[ "$rc" -ne 0 ] || fail "a 200 TiB region was accepted"
+expect_out "shared region: cannot reserve|does not fit"
+
+for mode in die-abort die-exit0 die-kill; do
+    note "a rank that dies ($mode): the whole job ends non-zero"
+    run $QUICK "$CMRUN" -n 3 "$MP/mp_init" $mode
+    [ "$rc" -ne 0 ] || fail "$mode: job exited 0"
+    printf '%s\n' "$out" | grep -q "passed a barrier its peer never reached" && fail "$mode: barrier passed"
+done
+
+note "several processes started without PMIx are refused, not run as N singletons"
+run $QUICK env SLURM_STEP_NUM_TASKS=4 "$MP/mp_init" info
+[ "$rc" -ne 0 ] || fail "ran as a singleton under a PMIx-less srun"
+expect_out "srun --mpi=pmix"
+run $QUICK env PMI_SIZE=2 PMI_RANK=0 "$MP/mp_init" info
+[ "$rc" -ne 0 ] || fail "ran as a singleton under a PMI-2 launcher"
+expect_out "Cashmere needs PMIx"
+echo "PASS"

@@ -1,0 +1,64 @@
+#!/bin/bash
+# Two "hosts" on one machine: network namespaces joined by a veth pair on a
+# private link, the job launched across them, one-sided traffic over TCP only.
+# The test creates and removes everything it uses.
+. "$top_srcdir/tests/lib.sh"
+
+[ "$(id -u)" = 0 ] || skip "needs root to create network namespaces (ip netns add)"
+command -v ip >/dev/null 2>&1 || skip "iproute2 (ip) is not installed"
+command -v mpirun >/dev/null 2>&1 || skip "the two-host run uses Open MPI's mpirun with an rsh agent"
+
+tag=$$
+nsa=cmt$tag-a; nsb=cmt$tag-b
+ipa=10.213.77.1; ipb=10.213.77.2
+tmp=$(mktemp -d)
+cleanup() {
+    ip netns del "$nsa" 2>/dev/null
+    ip netns del "$nsb" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+ip netns add "$nsa" 2>"$tmp/err" || skip "cannot create a network namespace here: $(cat "$tmp/err")"
+ip netns add "$nsb" || fail "ip netns add $nsb"
+ip link add cmt$tag-va type veth peer name cmt$tag-vb || skip "cannot create a veth pair here"
+ip link set cmt$tag-va netns "$nsa" && ip link set cmt$tag-vb netns "$nsb" || fail "moving veth ends"
+# Same device name in both namespaces, so one UCX_NET_DEVICES fits both hosts.
+ip -n "$nsa" link set cmt$tag-va name cmveth && ip -n "$nsb" link set cmt$tag-vb name cmveth || fail "rename"
+ip -n "$nsa" addr add $ipa/24 dev cmveth && ip -n "$nsb" addr add $ipb/24 dev cmveth || fail "addresses"
+for ns in "$nsa" "$nsb"; do
+    ip -n "$ns" link set lo up && ip -n "$ns" link set cmveth up || fail "link up in $ns"
+done
+
+# mpirun starts its daemon on the other "host" through this agent instead of ssh.
+cat > "$tmp/agent" <<AGENT
+#!/bin/sh
+host=\$1; shift
+case "\$host" in
+    $ipa) ns=$nsa ;;
+    $ipb) ns=$nsb ;;
+    *) echo "agent: unknown host \$host" >&2; exit 1 ;;
+esac
+exec ip netns exec "\$ns" sh -c "\$*"
+AGENT
+chmod +x "$tmp/agent"
+
+use_tcp cmveth
+export CM_LAUNCHER=mpirun
+export CM_LAUNCHER_ARGS="--mca plm_rsh_agent $tmp/agent --mca oob_tcp_if_include cmveth"
+
+note "4 ranks on two namespaces: where each rank runs"
+expect_ok ip netns exec "$nsa" "$CMRUN" -n 4 --hosts $ipa:2,$ipb:2 "$MP/mp_init" info
+[ "$(printf '%s\n' "$out" | grep -o 'netns=net:\[[0-9]*\]' | sort -u | wc -l)" -eq 2 ] ||
+    fail "ranks did not run in two network namespaces"
+
+note "one-sided layer across the veth link"
+expect_ok ip netns exec "$nsa" "$CMRUN" -n 4 --hosts $ipa:2,$ipb:2 "$MP/mp_rma" \
+    --expect-mapped no --expect-thread yes --iters 60
+expect_out "mp_rma: 4 ranks OK"
+
+note "targets blocked outside the library on the other host"
+expect_ok ip netns exec "$nsa" "$CMRUN" -n 2 --hosts $ipa:1,$ipb:1 "$MP/mp_progress" "$tmp/fifo" \
+    blocked wait barrier finalize
+expect_out "blocked: 1 targets served while blocked in read"
+echo "PASS"

@@ -1,0 +1,27 @@
+#!/bin/bash
+# One-sided operations complete while their target blocks outside the library
+# (read() on a FIFO), waits, sits in a barrier, or is already in cm_finalize.
+# Over TCP only the target's progress can complete them; the "blocked" phase
+# deadlocks (and times out) without it, so its verdict involves no timing.
+. "$top_srcdir/tests/lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+use_tcp lo
+for np in 2 4; do
+    note "TCP, $np ranks, progress thread auto"
+    expect_ok "$CMRUN" -n $np "$MP/mp_progress" "$tmp/fifo$np" blocked wait barrier finalize
+    expect_out "blocked: $((np - 1)) targets served while blocked in read"
+    expect_out "finalize: $((np - 1)) targets served while in cm_finalize"
+    expect_out "OK \(progress thread on\)"
+done
+
+note "TCP, progress thread off: waits inside the library still progress"
+expect_ok env CM_PROGRESS_THREAD=off "$CMRUN" -n 4 "$MP/mp_progress" "$tmp/fifo_off" wait barrier finalize
+expect_out "OK \(progress thread off\)"
+
+note "shared memory: the target's CPU is not needed at all"
+use_shm
+expect_ok "$CMRUN" -n 4 "$MP/mp_progress" "$tmp/fifo_shm" blocked wait barrier finalize
+expect_out "OK \(progress thread off\)"
+echo "PASS"

@@ -1,0 +1,15 @@
+#!/bin/bash
+# The one-sided layer over shared memory (posix/sysv): peers' memory is
+# directly mapped and no progress thread is needed.
+. "$top_srcdir/tests/lib.sh"
+use_shm
+for np in 2 4; do
+    note "mp_rma, $np ranks, shared memory"
+    expect_ok "$CMRUN" -n $np "$MP/mp_rma" --expect-mapped yes --expect-thread no
+    expect_out "mp_rma: $np ranks OK"
+done
+note "progress thread forced on over shared memory still works"
+expect_ok env CM_PROGRESS_THREAD=on "$CMRUN" -n 4 "$MP/mp_rma" --expect-mapped yes --expect-thread yes
+note "progress thread off (single-threaded UCX worker)"
+expect_ok env CM_PROGRESS_THREAD=off "$CMRUN" -n 2 "$MP/mp_rma" --expect-mapped yes --expect-thread no
+echo "PASS"
