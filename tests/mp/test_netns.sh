@@ -21,6 +21,7 @@ trap cleanup EXIT
 
 ip netns add "$nsa" 2>"$tmp/err" || skip "cannot create a network namespace here: $(cat "$tmp/err")"
 ip netns add "$nsb" || fail "ip netns add $nsb"
+ip netns exec "$nsa" true 2>"$tmp/err" || skip "cannot enter a network namespace here: $(head -1 "$tmp/err")"
 ip link add cmt$tag-va type veth peer name cmt$tag-vb || skip "cannot create a veth pair here"
 ip link set cmt$tag-va netns "$nsa" && ip link set cmt$tag-vb netns "$nsb" || fail "moving veth ends"
 # Same device name in both namespaces, so one UCX_NET_DEVICES fits both hosts.
