@@ -235,9 +235,10 @@ static cm_status_t cm_boot_fence_common(cm_boot_t *boot, bool collect, const cha
         }
     }
     PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
+    /* info stays alive until the fence completes: PMIx may read it asynchronously. */
     rc = PMIx_Fence_nb(NULL, 0, collect ? &info : NULL, collect ? 1 : 0, cm_boot_fence_cb, &req);
-    PMIX_INFO_DESTRUCT(&info);
     if (rc != PMIX_SUCCESS) {
+        PMIX_INFO_DESTRUCT(&info);
         if (rc == PMIX_OPERATION_SUCCEEDED) {
             return CM_OK;
         }
@@ -256,6 +257,7 @@ static cm_status_t cm_boot_fence_common(cm_boot_t *boot, bool collect, const cha
             sched_yield();
         }
     }
+    PMIX_INFO_DESTRUCT(&info);
     if (req.status != PMIX_SUCCESS) {
         /* Open MPI's server reports a rank that died during the fence as PARTIAL_SUCCESS. */
         if (req.status == PMIX_ERR_PARTIAL_SUCCESS || req.status == PMIX_ERR_PROC_ABORTED ||
