@@ -1,5 +1,6 @@
 #include "config.h"
 #include "src/cm_config.h"
+#include "src/cm_log.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -457,6 +458,16 @@ int cm_config_check_unknown(char *const *envp,
         }
     }
     return count;
+}
+
+void cm_config_warn_unknown(const char *name, const char *suggestion, void *arg)
+{
+    (void)arg;
+    if (suggestion != NULL) {
+        cm_warn("unknown setting %s ignored (did you mean %s?)", name, suggestion);
+    } else {
+        cm_warn("unknown setting %s ignored (`cm_info -c` lists every setting)", name);
+    }
 }
 
 void cm_config_format(const cm_config_entry_t *e, const void *src, char *buf, size_t len)

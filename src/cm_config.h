@@ -92,6 +92,9 @@ int cm_config_check_unknown(char *const *envp,
                             void (*warn)(const char *name, const char *suggestion, void *arg),
                             void *arg);
 
+/* A cm_config_check_unknown callback that logs one warning line per unknown name. */
+void cm_config_warn_unknown(const char *name, const char *suggestion, void *arg);
+
 /* The valid name nearest to name by edit distance, or NULL if none is close. */
 const char *cm_config_suggest(const char *name);
 

@@ -50,16 +50,6 @@ static void cm_rt_abort_hook(int status, const char *msg)
     cm_boot_abort(cm_rt.boot, status, msg);
 }
 
-static void cm_rt_warn_unknown(const char *name, const char *suggestion, void *arg)
-{
-    (void)arg;
-    if (suggestion != NULL) {
-        cm_warn("unknown setting %s ignored (did you mean %s?)", name, suggestion);
-    } else {
-        cm_warn("unknown setting %s ignored (`cm_info -c` lists every setting)", name);
-    }
-}
-
 cm_status_t cm_runtime_layout(const cm_config_t *cfg, long page_size, uintptr_t *meta_base,
                               size_t *meta_size, size_t *shared_size)
 {
@@ -174,7 +164,7 @@ int cm_init(int *argc, char ***argv)
     }
     cm_log_level = (cm_log_level_t)cm_rt.config.log_level;
     if (cm_log_get_rank() <= 0) {
-        cm_config_check_unknown(environ, cm_rt_warn_unknown, NULL);
+        cm_config_check_unknown(environ, cm_config_warn_unknown, NULL);
     }
     status = cm_runtime_layout(&cm_rt.config, sysconf(_SC_PAGESIZE), &meta_base, &cm_rt.meta_size,
                                &cm_rt.shared_size);

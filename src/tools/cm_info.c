@@ -28,16 +28,6 @@ static void cm_info_usage(FILE *out)
             "  --check       validate the CM_* environment; exit 1 on a bad value\n");
 }
 
-static void cm_info_warn_unknown(const char *name, const char *suggestion, void *arg)
-{
-    (void)arg;
-    if (suggestion != NULL) {
-        cm_warn("unknown setting %s ignored (did you mean %s?)", name, suggestion);
-    } else {
-        cm_warn("unknown setting %s ignored (`cm_info -c` lists every setting)", name);
-    }
-}
-
 /* Loads the environment's settings; a bad value is a one-line error and exit 1. */
 static void cm_info_load(cm_config_t *cfg)
 {
@@ -46,7 +36,7 @@ static void cm_info_load(cm_config_t *cfg)
     if (cm_config_load(cfg, environ, err, sizeof(err)) != CM_OK) {
         cm_fatal(1, "%s", err);
     }
-    cm_config_check_unknown(environ, cm_info_warn_unknown, NULL);
+    cm_config_check_unknown(environ, cm_config_warn_unknown, NULL);
 }
 
 typedef struct {
