@@ -803,83 +803,69 @@ ucp_rkey_h cm_rma_ucp_rkey(cm_rma_t *rma, int pe, const void *addr)
 
 /* ---- data movement ------------------------------------------------------ */
 
-cm_status_t cm_rma_put(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len)
+/*
+ * Put or get, blocking or non-blocking-implicit. The injected delay of a get
+ * is waited for before it returns; that of a put is due at the flush that
+ * makes it visible, as is that of any *_nbi operation.
+ */
+static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const void *addr,
+                                      size_t len, bool put, bool blocking)
 {
     ucp_request_param_t param = {0};
     cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, len);
+    const char *what = put ? "put" : "get";
+    ucs_status_ptr_t req;
     uint64_t ready;
     cm_status_t status;
 
     if (seg == NULL) {
         return CM_ERR_INVALID;
     }
-    ready  = cm_rma_delay_begin(rma, pe, len);
-    status = cm_rma_req_wait(rma, ucp_put_nbx(rma->eps[pe], src, len, (uint64_t)(uintptr_t)addr,
-                                              seg->rkeys[pe], &param), "put", pe);
-    rma->stats.puts++;
-    rma->stats.bytes_put += len;
-    /* Visible at the flush: the injected delay is due there too. */
-    if (ready != 0) {
+    ready = cm_rma_delay_begin(rma, pe, len);
+    if (put) {
+        rma->stats.puts++;
+        rma->stats.bytes_put += len;
+        req = ucp_put_nbx(rma->eps[pe], local, len, (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
+                          &param);
+    } else {
+        rma->stats.gets++;
+        rma->stats.bytes_got += len;
+        req = ucp_get_nbx(rma->eps[pe], local, len, (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
+                          &param);
+    }
+    if (!blocking) {
+        if (ready != 0) {
+            cm_rma_delay_defer(rma, pe, ready);
+        }
+        return cm_rma_req_release(req, what, pe);
+    }
+    status = cm_rma_req_wait(rma, req, what, pe);
+    if (put && ready != 0) {
         cm_rma_delay_defer(rma, pe, ready);
+    } else {
+        cm_rma_delay_until(rma, ready);
     }
     return status;
+}
+
+cm_status_t cm_rma_put(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len)
+{
+    return cm_rma_xfer(rma, pe, (void *)src, addr, len, true, true);
 }
 
 cm_status_t cm_rma_put_nbi(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len)
 {
-    ucp_request_param_t param = {0};
-    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, len);
-    uint64_t ready;
-
-    if (seg == NULL) {
-        return CM_ERR_INVALID;
-    }
-    ready = cm_rma_delay_begin(rma, pe, len);
-    if (ready != 0) {
-        cm_rma_delay_defer(rma, pe, ready);
-    }
-    rma->stats.puts++;
-    rma->stats.bytes_put += len;
-    return cm_rma_req_release(ucp_put_nbx(rma->eps[pe], src, len, (uint64_t)(uintptr_t)addr,
-                                          seg->rkeys[pe], &param), "put", pe);
+    return cm_rma_xfer(rma, pe, (void *)src, addr, len, true, false);
 }
 
 cm_status_t cm_rma_get(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len)
 {
-    ucp_request_param_t param = {0};
-    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, len);
-    uint64_t ready;
-    cm_status_t status;
-
-    if (seg == NULL) {
-        return CM_ERR_INVALID;
-    }
-    ready  = cm_rma_delay_begin(rma, pe, len);
-    status = cm_rma_req_wait(rma, ucp_get_nbx(rma->eps[pe], dst, len, (uint64_t)(uintptr_t)addr,
-                                              seg->rkeys[pe], &param), "get", pe);
-    rma->stats.gets++;
-    rma->stats.bytes_got += len;
-    cm_rma_delay_until(rma, ready);
-    return status;
+    return cm_rma_xfer(rma, pe, dst, addr, len, false, true);
 }
 
 cm_status_t cm_rma_get_nbi(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len)
 {
-    ucp_request_param_t param = {0};
-    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, len);
-    uint64_t ready;
-
-    if (seg == NULL) {
-        return CM_ERR_INVALID;
-    }
-    ready = cm_rma_delay_begin(rma, pe, len);
-    if (ready != 0) {
-        cm_rma_delay_defer(rma, pe, ready);
-    }
-    rma->stats.gets++;
-    rma->stats.bytes_got += len;
-    return cm_rma_req_release(ucp_get_nbx(rma->eps[pe], dst, len, (uint64_t)(uintptr_t)addr,
-                                          seg->rkeys[pe], &param), "get", pe);
+    return cm_rma_xfer(rma, pe, dst, addr, len, false, false);
 }
 
 /*
