@@ -58,14 +58,40 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p);
 /* Collective: completes everything, waits for every process, tears down (segments included). */
 cm_status_t cm_rma_finalize(cm_rma_t *rma);
 
+typedef enum {
+    /*
+     * UCX allocates the memory (posix/sysv shared memory where available, so
+     * that node-local peers reach it with ucp_rkey_ptr): put, get and atomics.
+     */
+    CM_RMA_SEG_ATOMIC,
+    /*
+     * This layer allocates the memory as a memfd and registers it with UCX: put
+     * and get only. The owner may map further views of it (cm_rma_seg_fd), e.g.
+     * one it protects page by page, without affecting remote access, which
+     * always goes through this view. Peers that UCX reaches over shared memory
+     * map the memfd directly and put/get to them are plain copies.
+     */
+    CM_RMA_SEG_FD
+} cm_rma_seg_kind_t;
+
 /*
  * Collective: allocates len bytes at addr in every process and registers them
- * for RMA (shared-memory capable where the transports allow, so that peers on
- * the node can map them). Fails with CM_ERR_ADDR_IN_USE if anything is mapped
- * in [addr, addr+len) here. name is used in messages.
+ * for RMA. Fails with CM_ERR_ADDR_IN_USE if anything is mapped in
+ * [addr, addr+len) here. name is used in messages. Map CM_RMA_SEG_ATOMIC
+ * segments first: they tell which peers share this node's memory.
  */
-cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, const char *name,
-                           cm_rma_seg_t **seg_p);
+cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, cm_rma_seg_kind_t kind,
+                           const char *name, cm_rma_seg_t **seg_p);
+
+/* The memfd behind a CM_RMA_SEG_FD segment (owned by the segment), or -1. */
+int cm_rma_seg_fd(const cm_rma_seg_t *seg);
+
+/*
+ * Maps another view of a CM_RMA_SEG_FD segment at addr (fixed; fails with
+ * CM_ERR_ADDR_IN_USE if anything is mapped there) with protection prot. The
+ * caller unmaps it (munmap) before finalize.
+ */
+cm_status_t cm_rma_seg_map_view(cm_rma_seg_t *seg, void *addr, int prot, const char *name);
 
 int cm_rma_rank(const cm_rma_t *rma);
 int cm_rma_nprocs(const cm_rma_t *rma);

@@ -9,6 +9,7 @@
 #include "src/cm_time.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -23,14 +24,22 @@
 #define CM_RMA_MAX_SEGS 8
 
 struct cm_rma_seg {
-    uintptr_t  base;
-    size_t     len;
-    char       name[32];
-    ucp_mem_h  memh;
-    bool       own_mmap;  /* we mapped the memory and UCX only registered it */
-    ucp_rkey_h *rkeys;    /* per pe */
-    char       **rbase;   /* per pe: where pe's copy of base is mapped here, or NULL */
+    uintptr_t         base;
+    size_t            len;
+    cm_rma_seg_kind_t kind;
+    char              name[32];
+    ucp_mem_h         memh;
+    bool              own_mmap; /* we mapped the memory and UCX only registered it */
+    int               fd;       /* CM_RMA_SEG_FD: the memfd, else -1 */
+    ucp_rkey_h        *rkeys;   /* per pe */
+    char              **rbase;  /* per pe: where pe's copy of base is mapped here, or NULL */
 };
+
+/* What a CM_RMA_SEG_FD segment's owner publishes so that node-local peers can map it. */
+typedef struct {
+    int32_t pid;
+    int32_t fd;
+} cm_rma_fd_info_t;
 
 struct cm_rma {
     cm_boot_t          *boot;
@@ -42,6 +51,8 @@ struct cm_rma {
     cm_rma_seg_t       *segs[CM_RMA_MAX_SEGS];
     int                nsegs;
     bool               all_mapped;
+    bool               *shm_peer;   /* per pe: UCX reaches it through shared memory */
+    bool               shm_known;   /* shm_peer is filled (an ATOMIC segment was mapped) */
 
     cm_progress_mode_t progress_mode;
     bool               thread_running;
@@ -360,7 +371,8 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
     cm_rma_delay_init(&rma->delay, params->latency_ns, params->bandwidth, params->overhead_ns);
     rma->eps        = calloc((size_t)rma->nprocs, sizeof(*rma->eps));
     rma->pending_ns = calloc((size_t)rma->nprocs, sizeof(*rma->pending_ns));
-    if (rma->eps == NULL || rma->pending_ns == NULL) {
+    rma->shm_peer   = calloc((size_t)rma->nprocs, sizeof(*rma->shm_peer));
+    if (rma->eps == NULL || rma->pending_ns == NULL || rma->shm_peer == NULL) {
         cm_error("rma: out of memory");
         status = CM_ERR_NO_MEMORY;
         goto err_free;
@@ -457,6 +469,7 @@ err_worker:
 err_cleanup:
     ucp_cleanup(rma->context);
 err_free:
+    free(rma->shm_peer);
     free(rma->pending_ns);
     free(rma->eps);
     free(rma);
@@ -469,12 +482,20 @@ static void cm_rma_seg_free(cm_rma_t *rma, cm_rma_seg_t *seg)
         if (seg->rkeys != NULL && seg->rkeys[pe] != NULL) {
             ucp_rkey_destroy(seg->rkeys[pe]);
         }
+        /* Our own mappings of peers' memfds (rkey_ptr mappings belong to UCX). */
+        if (seg->kind == CM_RMA_SEG_FD && seg->rbase != NULL && seg->rbase[pe] != NULL &&
+            pe != rma->rank) {
+            munmap(seg->rbase[pe], seg->len);
+        }
     }
     if (seg->memh != NULL) {
         ucp_mem_unmap(rma->context, seg->memh);
     }
     if (seg->own_mmap) {
         munmap((void *)seg->base, seg->len);
+    }
+    if (seg->fd >= 0) {
+        close(seg->fd);
     }
     free(seg->rkeys);
     free(seg->rbase);
@@ -522,6 +543,7 @@ cm_status_t cm_rma_finalize(cm_rma_t *rma)
     }
     ucp_worker_destroy(rma->worker);
     ucp_cleanup(rma->context);
+    free(rma->shm_peer);
     free(rma->pending_ns);
     free(rma->eps);
     free(rma);
@@ -553,12 +575,17 @@ static cm_status_t cm_rma_range_check(void *addr, size_t len, const char *name)
     return CM_OK;
 }
 
-/* Maps the segment's memory: UCX-allocated (shared-memory capable) where it can, else registered. */
+/*
+ * Maps the segment's memory. ATOMIC: UCX-allocated (shared-memory capable)
+ * where it can, else mapped here and registered. FD: a memfd mapped here and
+ * registered.
+ */
 static cm_status_t cm_rma_seg_alloc(cm_rma_t *rma, cm_rma_seg_t *seg)
 {
     ucp_mem_map_params_t mp = {0};
     ucp_mem_attr_t attr = {0};
-    ucs_status_t st;
+    ucs_status_t st = UCS_ERR_UNSUPPORTED;
+    int fd = -1;
     void *p;
 
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
@@ -566,6 +593,19 @@ static cm_status_t cm_rma_seg_alloc(cm_rma_t *rma, cm_rma_seg_t *seg)
     mp.address    = (void *)seg->base;
     mp.length     = seg->len;
     mp.flags      = UCP_MEM_MAP_ALLOCATE | UCP_MEM_MAP_FIXED;
+    if (seg->kind == CM_RMA_SEG_FD) {
+        fd = memfd_create(seg->name, MFD_CLOEXEC);
+        if (fd < 0 || ftruncate(fd, (off_t)seg->len) != 0) {
+            cm_error("%s: cannot create a %zu-byte memory file: %s", seg->name, seg->len,
+                     strerror(errno));
+            if (fd >= 0) {
+                close(fd);
+            }
+            return CM_ERR_NO_MEMORY;
+        }
+        seg->fd = fd;
+        goto map_here;
+    }
     st = ucp_mem_map(rma->context, &mp, &seg->memh);
     if (st == UCS_OK) {
         attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
@@ -579,8 +619,10 @@ static cm_status_t cm_rma_seg_alloc(cm_rma_t *rma, cm_rma_seg_t *seg)
     cm_debug("%s: UCX cannot allocate at %p (%s); mapping it here and registering it",
              seg->name, (void *)seg->base, ucs_status_string(st));
 
+map_here:
     p = mmap((void *)seg->base, seg->len, PROT_READ | PROT_WRITE,
-             MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+             MAP_SHARED | MAP_NORESERVE | MAP_FIXED_NOREPLACE | ((fd < 0) ? MAP_ANONYMOUS : 0),
+             fd, 0);
     if (p != (void *)seg->base) {
         cm_error("%s: cannot map %zu bytes at %p: %s", seg->name, seg->len, (void *)seg->base,
                  (p == MAP_FAILED) ? strerror(errno) : "placed elsewhere");
@@ -601,13 +643,38 @@ static cm_status_t cm_rma_seg_alloc(cm_rma_t *rma, cm_rma_seg_t *seg)
     return CM_OK;
 }
 
-cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, const char *name,
-                           cm_rma_seg_t **seg_p)
+/* Maps a node-local peer's memfd here, through /proc (as UCX's own posix transport does). */
+static char *cm_rma_seg_map_peer_fd(cm_rma_seg_t *seg, int pe, const cm_rma_fd_info_t *info)
+{
+    char path[64];
+    void *p;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)info->pid, (int)info->fd);
+    fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        cm_warn("%s: cannot map rank %d's memory directly (%s: %s); using the network path",
+                seg->name, pe, path, strerror(errno));
+        return NULL;
+    }
+    p = mmap(NULL, seg->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        cm_warn("%s: cannot map rank %d's memory directly: %s; using the network path",
+                seg->name, pe, strerror(errno));
+        return NULL;
+    }
+    return p;
+}
+
+cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, cm_rma_seg_kind_t kind,
+                           const char *name, cm_rma_seg_t **seg_p)
 {
     long page = sysconf(_SC_PAGESIZE);
-    char key[64];
+    char key[64], fd_key[64];
     void *packed = NULL;
     size_t packed_len;
+    cm_rma_fd_info_t fd_info;
     cm_rma_seg_t *seg;
     cm_status_t status;
     ucs_status_t st;
@@ -640,6 +707,8 @@ cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, const char *na
     }
     seg->base  = (uintptr_t)addr;
     seg->len   = len;
+    seg->kind  = kind;
+    seg->fd    = -1;
     snprintf(seg->name, sizeof(seg->name), "%s", name);
     seg->rkeys = calloc((size_t)rma->nprocs, sizeof(*seg->rkeys));
     seg->rbase = calloc((size_t)rma->nprocs, sizeof(*seg->rbase));
@@ -665,6 +734,15 @@ cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, const char *na
     if (status != CM_OK) {
         goto err_free;
     }
+    snprintf(fd_key, sizeof(fd_key), "cm.rma.seg%d.fd", rma->nsegs);
+    if (kind == CM_RMA_SEG_FD) {
+        fd_info.pid = (int32_t)getpid();
+        fd_info.fd  = seg->fd;
+        status = cm_boot_put(rma->boot, fd_key, &fd_info, sizeof(fd_info));
+        if (status != CM_OK) {
+            goto err_free;
+        }
+    }
     status = cm_rma_boot_sync(rma, true);
     if (status != CM_OK) {
         goto err_free;
@@ -687,17 +765,35 @@ cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, const char *na
         }
         if (pe == rma->rank) {
             seg->rbase[pe] = (char *)seg->base;
-        } else if (ucp_rkey_ptr(seg->rkeys[pe], seg->base, &ptr) == UCS_OK) {
-            seg->rbase[pe] = ptr;
-        } else {
-            seg->rbase[pe] = NULL;
+        } else if (kind == CM_RMA_SEG_ATOMIC) {
+            seg->rbase[pe] = (ucp_rkey_ptr(seg->rkeys[pe], seg->base, &ptr) == UCS_OK) ? ptr : NULL;
+        } else if (rma->shm_known && rma->shm_peer[pe]) {
+            /* Only where UCX itself uses shared memory: UCX_TLS=tcp keeps every peer remote. */
+            void *info;
+            size_t info_len;
+            status = cm_boot_get(rma->boot, pe, fd_key, &info, &info_len);
+            if (status != CM_OK) {
+                goto err_free;
+            }
+            seg->rbase[pe] = (info_len == sizeof(cm_rma_fd_info_t))
+                                 ? cm_rma_seg_map_peer_fd(seg, pe, info) : NULL;
+            free(info);
+        }
+        if (seg->rbase[pe] == NULL) {
             rma->all_mapped = false;
         }
+    }
+    if (kind == CM_RMA_SEG_ATOMIC && !rma->shm_known) {
+        for (int pe = 0; pe < rma->nprocs; pe++) {
+            rma->shm_peer[pe] = (seg->rbase[pe] != NULL);
+        }
+        rma->shm_known = true;
     }
 
     rma->segs[rma->nsegs++] = seg;
     cm_debug("%s: %zu bytes at %p (%s)", name, len, addr,
-             seg->own_mmap ? "registered" : "allocated by UCX");
+             (kind == CM_RMA_SEG_FD) ? "memfd, registered"
+                                     : seg->own_mmap ? "registered" : "allocated by UCX");
 
     if (rma->progress_mode == CM_PROGRESS_AUTO && !rma->all_mapped && !rma->thread_running) {
         status = cm_rma_thread_start(rma);
@@ -714,6 +810,36 @@ err_free:
 }
 
 /* ---- queries ------------------------------------------------------------ */
+
+int cm_rma_seg_fd(const cm_rma_seg_t *seg)
+{
+    return seg->fd;
+}
+
+cm_status_t cm_rma_seg_map_view(cm_rma_seg_t *seg, void *addr, int prot, const char *name)
+{
+    cm_status_t status;
+    void *p;
+
+    if (seg->fd < 0) {
+        cm_error("%s: %s has no memory file to map again", name, seg->name);
+        return CM_ERR_INVALID;
+    }
+    status = cm_rma_range_check(addr, seg->len, name);
+    if (status != CM_OK) {
+        return status;
+    }
+    p = mmap(addr, seg->len, prot, MAP_SHARED | MAP_NORESERVE | MAP_FIXED_NOREPLACE, seg->fd, 0);
+    if (p != addr) {
+        cm_error("%s: cannot map %zu bytes at %p: %s", name, seg->len, addr,
+                 (p == MAP_FAILED) ? strerror(errno) : "placed elsewhere");
+        if (p != MAP_FAILED) {
+            munmap(p, seg->len);
+        }
+        return CM_ERR_NO_MEMORY;
+    }
+    return CM_OK;
+}
 
 int cm_rma_rank(const cm_rma_t *rma)   { return rma->rank; }
 int cm_rma_nprocs(const cm_rma_t *rma) { return rma->nprocs; }
@@ -822,6 +948,28 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
         return CM_ERR_INVALID;
     }
     ready = cm_rma_delay_begin(rma, pe, len);
+    if (seg->kind == CM_RMA_SEG_FD && seg->rbase[pe] != NULL) {
+        /* Directly mapped node-local memory: the copy is the transfer. */
+        char *remote = seg->rbase[pe] + ((uintptr_t)addr - seg->base);
+        if (put) {
+            rma->stats.puts++;
+            rma->stats.bytes_put += len;
+            memcpy(remote, local, len);
+            if (ready != 0) {
+                cm_rma_delay_defer(rma, pe, ready);
+            }
+        } else {
+            rma->stats.gets++;
+            rma->stats.bytes_got += len;
+            memcpy(local, remote, len);
+            if (blocking) {
+                cm_rma_delay_until(rma, ready);
+            } else if (ready != 0) {
+                cm_rma_delay_defer(rma, pe, ready);
+            }
+        }
+        return CM_OK;
+    }
     if (put) {
         rma->stats.puts++;
         rma->stats.bytes_put += len;
@@ -884,6 +1032,10 @@ static cm_status_t cm_rma_atomic_fetch(cm_rma_t *rma, ucp_atomic_op_t op, const 
     if (seg == NULL) {
         return CM_ERR_INVALID;
     }
+    if (seg->kind != CM_RMA_SEG_ATOMIC) {
+        cm_error("%s on %s: atomics need a CM_RMA_SEG_ATOMIC segment", what, seg->name);
+        return CM_ERR_UNSUPPORTED;
+    }
     param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
     param.reply_buffer = result;
@@ -923,6 +1075,10 @@ cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value
     if (seg == NULL) {
         return CM_ERR_INVALID;
     }
+    if (seg->kind != CM_RMA_SEG_ATOMIC) {
+        cm_error("atomic add on %s: atomics need a CM_RMA_SEG_ATOMIC segment", seg->name);
+        return CM_ERR_UNSUPPORTED;
+    }
     param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
     param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
     ready = cm_rma_delay_begin(rma, pe, sizeof(uint64_t));
@@ -941,6 +1097,9 @@ cm_status_t cm_rma_flush(cm_rma_t *rma, int pe)
     ucp_request_param_t param = {0};
     cm_status_t status;
 
+    /* Copies into directly mapped memory are ordered before what follows. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+
     status = cm_rma_req_wait(rma, ucp_ep_flush_nbx(rma->eps[pe], &param), "flush", pe);
     rma->stats.flushes++;
     if (rma->pending_ns[pe] != 0) {
@@ -954,6 +1113,8 @@ cm_status_t cm_rma_flush_all(cm_rma_t *rma)
 {
     ucp_request_param_t param = {0};
     cm_status_t status;
+
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
 
     status = cm_rma_req_wait(rma, ucp_worker_flush_nbx(rma->worker, &param), "flush of all ranks", -1);
     rma->stats.flushes++;

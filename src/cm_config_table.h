@@ -24,9 +24,40 @@
     _(shared_size, SHARED_SIZE, SIZE, "1g", NULL, "runtime", \
       "Size of the shared region (the most the shared heap can hold). Registered with the network once; " \
       "on InfiniBand without on-demand paging the whole range is pinned.") \
-    _(meta_size, META_SIZE, SIZE, "16m", NULL, "runtime", \
-      "Size of each process's metadata segment (directory entries, write-notice rings, lock and " \
-      "barrier words), mapped just below the shared region.") \
+    _(meta_size, META_SIZE, SIZE, "0", NULL, "runtime", \
+      "Size of each process's metadata segment (directory entries, write-notice ring, lock and " \
+      "barrier words), mapped just below the shared region. 0: exactly what the shared size, " \
+      "process count, CM_LOCKS and CM_WN_RING need; a value below that is an error.") \
+    _(protocol, PROTOCOL, ENUM, "cashmere", "cashmere|treadmarks", "protocol", \
+      "Coherence protocol: cashmere (directory, write notices, write-through to homes over " \
+      "one-sided RDMA) or treadmarks (lazy release consistency, twins and diffs, messages).") \
+    _(variant, VARIANT, ENUM, "CHSM", "CHSM|CHSN|CHHM|CHHN|NHHM|NHHN|NSHM|NSHN|NSSN|NSSM", \
+      "protocol", \
+      "Cashmere variant, the paper's four letters: C copy page on fault / N line transfers; read " \
+      "misses by H hardware / S software; writes forwarded to the home by H hardware / S software; " \
+      "M merge buffer / N none.") \
+    _(directory, DIRECTORY, ENUM, "auto", "auto|mcs|cas", "protocol", \
+      "Directory entry update: mcs (the paper's per-entry MCS lock, entry fetch pipelined behind " \
+      "the lock's fetch-and-store; up to 64 processes) or cas (one 64-bit compare-and-swap word; " \
+      "up to 28 processes). auto: cas where it fits, else mcs.") \
+    _(unsafe_threshold, UNSAFE_THRESHOLD, UINT, "8", NULL, "protocol", \
+      "A page whose transition to weak needs more than this many write notices to other processes " \
+      "becomes unsafe: from then on sharers check its directory entry at acquire instead of " \
+      "receiving notices.") \
+    _(merge_lines, MERGE_LINES, UINT, "16", NULL, "protocol", \
+      "Entries (64-byte lines with per-byte dirty masks) of the software merge buffer of the *SM " \
+      "variants; a line is written through to its home when evicted and at every release.") \
+    _(wn_ring, WN_RING, UINT, "8192", NULL, "protocol", \
+      "Slots of each process's write-notice ring. When it overflows no notice is lost: the owner " \
+      "invalidates every cached page at its next acquire (counted in the stats).") \
+    _(locks, LOCKS, UINT, "65536", NULL, "protocol", \
+      "Number of lock ids cm_lock_acquire accepts (each costs 16 bytes per process).") \
+    _(first_touch, FIRST_TOUCH, BOOL, "yes", NULL, "protocol", \
+      "After the initialization phase (the first barrier, or cm_init_done) a page's home moves to " \
+      "the first process that touches it; no: homes stay round-robin.") \
+    _(stats, STATS, STRING, "", NULL, "protocol", \
+      "At cm_finalize rank 0 prints the per-process and total statistics table; set to a path to " \
+      "also write them as JSON there.") \
     _(progress_thread, PROGRESS_THREAD, ENUM, "auto", "auto|on|off", "runtime", \
       "Thread that serves peers' one-sided operations while this process computes or blocks. Needed " \
       "where the transport emulates RMA in software (TCP). auto: start it when some peer's memory is " \

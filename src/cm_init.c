@@ -50,31 +50,43 @@ static void cm_rt_abort_hook(int status, const char *msg)
     cm_boot_abort(cm_rt.boot, status, msg);
 }
 
-cm_status_t cm_runtime_layout(const cm_config_t *cfg, long page_size, uintptr_t *meta_base,
-                              size_t *meta_size, size_t *shared_size)
+cm_status_t cm_runtime_layout(const cm_config_t *cfg, size_t page_size, size_t meta_needed,
+                              cm_layout_t *out)
 {
+    const uintptr_t gib = (uintptr_t)1 << 30;
     uintptr_t page = (uintptr_t)page_size;
-    size_t meta;
+    size_t meta, shared;
 
     if (cfg->shared_base % page != 0) {
-        cm_error("CM_SHARED_BASE=0x%" PRIxPTR " is not a multiple of the page size (%ld)",
+        cm_error("CM_SHARED_BASE=0x%" PRIxPTR " is not a multiple of the page size (%zu)",
                  cfg->shared_base, page_size);
         return CM_ERR_INVALID;
     }
-    if (cfg->shared_size == 0 || cfg->meta_size == 0) {
-        cm_error("CM_SHARED_SIZE and CM_META_SIZE must not be 0");
+    if (cfg->shared_size == 0) {
+        cm_error("CM_SHARED_SIZE must not be 0");
         return CM_ERR_INVALID;
     }
-    meta = (cfg->meta_size + page - 1) / page * page;
-    if (cfg->shared_base < meta + CM_META_ALIGN ||
-        cfg->shared_base + cfg->shared_size < cfg->shared_base) {
+    if (cfg->meta_size != 0 && cfg->meta_size < meta_needed) {
+        cm_error("CM_META_SIZE=%zu is too small for this job: it needs %zu bytes (or 0 for "
+                 "automatic)", cfg->meta_size, meta_needed);
+        return CM_ERR_INVALID;
+    }
+    meta   = (((cfg->meta_size != 0) ? cfg->meta_size : meta_needed) + page - 1) / page * page;
+    shared = (cfg->shared_size + page - 1) / page * page;
+    /* The network view sits above the application view, from the next GiB boundary on. */
+    if (shared > ((uintptr_t)1 << 46) || cfg->shared_base > ((uintptr_t)1 << 47) ||
+        cfg->shared_base < meta + CM_META_ALIGN ||
+        cfg->shared_base + 2 * ((shared + gib - 1) / gib * gib) > ((uintptr_t)1 << 47)) {
         cm_error("CM_SHARED_BASE=0x%" PRIxPTR " with CM_SHARED_SIZE=%zu does not fit in the "
-                 "address space", cfg->shared_base, cfg->shared_size);
+                 "address space (it needs twice the size above the base, and the metadata below)",
+                 cfg->shared_base, cfg->shared_size);
         return CM_ERR_INVALID;
     }
-    *meta_base   = (cfg->shared_base - meta) / CM_META_ALIGN * CM_META_ALIGN;
-    *meta_size   = meta;
-    *shared_size = (cfg->shared_size + page - 1) / page * page;
+    out->meta_base   = (cfg->shared_base - meta) / CM_META_ALIGN * CM_META_ALIGN;
+    out->meta_size   = meta;
+    out->app_base    = cfg->shared_base;
+    out->net_base    = (cfg->shared_base + shared + gib - 1) / gib * gib;
+    out->shared_size = shared;
     return CM_OK;
 }
 
@@ -149,7 +161,7 @@ int cm_init(int *argc, char ***argv)
 {
     char err[512];
     cm_rma_params_t rma_params;
-    uintptr_t meta_base;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
     cm_status_t status;
 
     (void)argc;
@@ -166,12 +178,6 @@ int cm_init(int *argc, char ***argv)
     if (cm_log_get_rank() <= 0) {
         cm_config_check_unknown(environ, cm_config_warn_unknown, NULL);
     }
-    status = cm_runtime_layout(&cm_rt.config, sysconf(_SC_PAGESIZE), &meta_base, &cm_rt.meta_size,
-                               &cm_rt.shared_size);
-    if (status != CM_OK) {
-        goto err;
-    }
-
     status = cm_boot_init(&cm_rt.boot);
     if (status != CM_OK) {
         goto err;
@@ -180,6 +186,18 @@ int cm_init(int *argc, char ***argv)
     cm_rt.nprocs = cm_boot_size(cm_rt.boot);
     cm_log_set_rank(cm_rt.rank);
     cm_log_set_abort_hook(cm_rt_abort_hook);
+
+    cm_rt.page_size = page;
+    cm_rt.npages    = (cm_rt.config.shared_size + page - 1) / page;
+    status = cm_meta_layout_compute(cm_rt.npages, (uint32_t)cm_rt.nprocs,
+                                    (uint32_t)cm_rt.config.locks, (uint32_t)cm_rt.config.wn_ring,
+                                    page, &cm_rt.meta);
+    if (status == CM_OK) {
+        status = cm_runtime_layout(&cm_rt.config, page, cm_rt.meta.total, &cm_rt.layout);
+    }
+    if (status != CM_OK) {
+        goto err;
+    }
 
     if (cm_rt.config.stdin_all) {
         status = cm_rt_stdin_broadcast();
@@ -199,15 +217,25 @@ int cm_init(int *argc, char ***argv)
         goto err;
     }
 
-    cm_rt.meta_base = (void *)meta_base;
-    status = cm_rma_seg_map(cm_rt.rma, cm_rt.meta_base, cm_rt.meta_size, "metadata segment",
-                            &cm_rt.meta_seg);
+    /* The atomic (UCX-allocated) segment first: it tells which peers share this node's memory. */
+    cm_rt.meta_base = (void *)cm_rt.layout.meta_base;
+    cm_rt.meta_size = cm_rt.layout.meta_size;
+    cm_rt.scratch   = (char *)cm_rt.meta_base + cm_rt.meta.scratch;
+    status = cm_rma_seg_map(cm_rt.rma, cm_rt.meta_base, cm_rt.meta_size, CM_RMA_SEG_ATOMIC,
+                            "metadata segment", &cm_rt.meta_seg);
     if (status != CM_OK) {
         goto err;
     }
-    cm_rt.shared_base = (void *)cm_rt.config.shared_base;
-    status = cm_rma_seg_map(cm_rt.rma, cm_rt.shared_base, cm_rt.shared_size, "shared region",
-                            &cm_rt.shared_seg);
+    cm_rt.shared_size = cm_rt.layout.shared_size;
+    cm_rt.shared_net  = (void *)cm_rt.layout.net_base;
+    status = cm_rma_seg_map(cm_rt.rma, cm_rt.shared_net, cm_rt.shared_size, CM_RMA_SEG_FD,
+                            "shared region", &cm_rt.shared_seg);
+    if (status != CM_OK) {
+        goto err;
+    }
+    cm_rt.shared_base = (void *)cm_rt.layout.app_base;
+    status = cm_rma_seg_map_view(cm_rt.shared_seg, cm_rt.shared_base, PROT_READ | PROT_WRITE,
+                                 "shared region");
     if (status != CM_OK) {
         goto err;
     }
@@ -235,6 +263,7 @@ void cm_finalize(void)
         return;
     }
     fflush(stdout);
+    munmap(cm_rt.shared_base, cm_rt.shared_size);
     status = cm_rma_finalize(cm_rt.rma);
     cm_rt.rma = NULL;
     if (status != CM_OK) {

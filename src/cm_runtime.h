@@ -9,28 +9,56 @@
 #include "rma/cm_boot.h"
 #include "rma/cm_rma.h"
 #include "src/cm_config.h"
+#include "src/cm_meta.h"
 
 #include <stdbool.h>
 
+/* Where everything goes in the address space (the same in every process). */
 typedef struct {
-    bool         initialized;
-    int          rank;
-    int          nprocs;
-    cm_config_t  config;
-    cm_boot_t    *boot;
-    cm_rma_t     *rma;
-    void         *shared_base;  /* the shared region, same VA everywhere */
-    size_t       shared_size;
-    cm_rma_seg_t *shared_seg;
-    void         *meta_base;    /* this process's metadata segment, same VA everywhere */
-    size_t       meta_size;
-    cm_rma_seg_t *meta_seg;
+    uintptr_t meta_base;   /* metadata segment, just below the shared region */
+    size_t    meta_size;
+    uintptr_t app_base;    /* the shared region as the application sees it (CM_SHARED_BASE) */
+    uintptr_t net_base;    /* the same memory as the network sees it, above the application view */
+    size_t    shared_size;
+} cm_layout_t;
+
+typedef struct {
+    bool              initialized;
+    int               rank;
+    int               nprocs;
+    size_t            page_size;
+    cm_config_t       config;
+    cm_boot_t         *boot;
+    cm_rma_t          *rma;
+    cm_layout_t       layout;
+    cm_meta_layout_t  meta;
+    /*
+     * The shared region has two views of one memory file: the application's
+     * (shared_base), whose pages the protocol protects, and the network's
+     * (shared_net), always accessible and registered for RMA. A peer's
+     * one-sided operation therefore never touches a protected page, even where
+     * the transport executes it in this process's own address space (TCP).
+     */
+    void              *shared_base;
+    void              *shared_net;
+    size_t            shared_size;
+    uint64_t          npages;
+    cm_rma_seg_t      *shared_seg;
+    void              *meta_base;    /* this process's metadata segment, same VA everywhere */
+    size_t            meta_size;
+    cm_rma_seg_t      *meta_seg;
+    void              *scratch;      /* CM_META_SCRATCH bytes of the metadata segment for tools/tests */
 } cm_runtime_t;
 
 extern cm_runtime_t cm_rt;
 
-/* Where the metadata segment goes for a given configuration (just below the shared region). */
-cm_status_t cm_runtime_layout(const cm_config_t *cfg, long page_size, uintptr_t *meta_base,
-                              size_t *meta_size, size_t *shared_size);
+/*
+ * Places the metadata segment, the application view and the network view for
+ * a configuration, given the metadata size the job needs. Fails with a
+ * one-line error for a misaligned base, a too small CM_META_SIZE, or a range
+ * that does not fit.
+ */
+cm_status_t cm_runtime_layout(const cm_config_t *cfg, size_t page_size, size_t meta_needed,
+                              cm_layout_t *out);
 
 #endif

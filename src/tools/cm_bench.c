@@ -466,12 +466,19 @@ int main(int argc, char **argv)
     if (target >= cm_nprocs()) {
         cm_abort(2, "cm_bench: --target %d is not a rank (the job has %d)", target, cm_nprocs());
     }
-    if (cm_rt.shared_size < max_bw) {
-        cm_abort(2, "cm_bench: needs CM_SHARED_SIZE >= %zu", max_bw);
-    }
     b.rma    = cm_rt.rma;
     b.target = target;
-    b.remote = cm_rt.shared_base;
+    /*
+     * Its own UCX-allocated segment (above the shared region's views), so that
+     * cm_rma and raw UCX move the same kind of memory over the same transport.
+     */
+    {
+        const uintptr_t gib = (uintptr_t)1 << 30;
+        cm_rma_seg_t *seg;
+        b.remote = (char *)(cm_rt.layout.net_base + (cm_rt.shared_size + gib - 1) / gib * gib);
+        cm_bench_check(cm_rma_seg_map(b.rma, b.remote, max_bw, CM_RMA_SEG_ATOMIC, "cm_bench buffer",
+                                      &seg), "mapping the benchmark segment");
+    }
     b.worker = cm_rma_ucp_worker(b.rma);
     b.ep     = cm_rma_ucp_ep(b.rma, target);
     b.rkey   = cm_rma_ucp_rkey(b.rma, target, b.remote);

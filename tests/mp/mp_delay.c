@@ -26,7 +26,8 @@ int main(int argc, char **argv)
 
     if (cm_rank() == 0) {
         int peer = 1;
-        uint64_t *w = (uint64_t *)cm_rt.shared_base;
+        uint64_t *w = (uint64_t *)cm_rt.scratch;
+        char *region = cm_rt.shared_net; /* 1 MiB transfers: the shared region's network view */
 
         /* Latency (+ overhead): once per blocking get and per put+flush. */
         t0 = cm_time_ns();
@@ -52,7 +53,7 @@ int main(int argc, char **argv)
         if (cfg->net_bandwidth > 0) {
             t0 = cm_time_ns();
             for (size_t off = 0; off < big; off += big / 16) {
-                MP_OK(cm_rma_get_nbi(rma, peer, buf + off, (char *)w + off, big / 16));
+                MP_OK(cm_rma_get_nbi(rma, peer, buf + off, region + off, big / 16));
             }
             MP_OK(cm_rma_flush_all(rma));
             elapsed = cm_time_ns() - t0;

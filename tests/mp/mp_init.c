@@ -21,7 +21,7 @@ static void mode_info(void)
     cm_rma_t *rma = cm_rt.rma;
     int me = cm_rank(), np = cm_nprocs();
     uint64_t mine[2] = {(uint64_t)(uintptr_t)cm_rt.shared_base, (uint64_t)(uintptr_t)cm_rt.meta_base};
-    uint64_t *table = (uint64_t *)cm_rt.meta_base + 16;
+    uint64_t *table = (uint64_t *)cm_rt.scratch;
 
     MP_CHECK(me >= 0 && me < np, "rank %d of %d", me, np);
     /* Fresh shared memory reads as zero and is writable. */
@@ -102,7 +102,7 @@ int main(int argc, char **argv)
         }
         if (strcmp(mode, "die-kill") == 0) {
             /* A wait that nobody will ever satisfy: only the launcher can end it. */
-            cm_rma_wait_u64(cm_rt.rma, (uint64_t *)cm_rt.meta_base, CM_CMP_EQ, 12345);
+            cm_rma_wait_u64(cm_rt.rma, (uint64_t *)cm_rt.scratch, CM_CMP_EQ, 12345);
         }
         MP_OK(cm_rma_barrier(cm_rt.rma));
         fprintf(stderr, "mp_init: rank %d passed a barrier its peer never reached\n", cm_rank());

@@ -26,9 +26,10 @@
 static cm_rma_t *rma;
 static int me, np;
 
+/* Words in the metadata scratch area: puts, gets and atomics all apply. */
 static uint64_t *word(int i)
 {
-    return (uint64_t *)cm_rt.shared_base + i;
+    return (uint64_t *)cm_rt.scratch + i;
 }
 
 /* Rank 0's work on target pe: puts, gets, and fetch-and-adds whose results must count up. */

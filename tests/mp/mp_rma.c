@@ -13,7 +13,7 @@
 /* Layout of the shared region used here (bytes from its base). */
 #define SLOT_SIZE   (1u << 20)            /* one slot per source rank */
 #define SLOTS_OFF   0
-/* Layout in the metadata segment (words from its base). */
+/* Layout in the metadata scratch area (words from its base). */
 #define W_COUNTER   0
 #define W_LOCK      1
 #define W_LOCKED_CT 2
@@ -29,14 +29,16 @@ static unsigned char pattern(int writer, int owner, size_t i)
     return (unsigned char)(writer * 31 + owner * 7 + i * 13 + (i >> 8));
 }
 
+/* Slots in the shared region's network view (a memfd segment: put/get only). */
 static char *slot(int writer)
 {
-    return (char *)cm_rt.shared_base + SLOTS_OFF + (size_t)writer * SLOT_SIZE;
+    return (char *)cm_rt.shared_net + SLOTS_OFF + (size_t)writer * SLOT_SIZE;
 }
 
+/* Words in the metadata segment's scratch area (UCX-allocated: atomics too). */
 static uint64_t *meta_word(int i)
 {
-    return (uint64_t *)cm_rt.meta_base + i;
+    return (uint64_t *)cm_rt.scratch + i;
 }
 
 static void barrier(void)

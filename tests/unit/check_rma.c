@@ -50,28 +50,76 @@ END_TEST
 START_TEST(test_layout)
 {
     cm_config_t cfg = {0};
-    uintptr_t meta;
-    size_t meta_size, shared_size;
+    cm_layout_t l;
 
     cfg.shared_base = 0x200000000000ull;
     cfg.shared_size = 1000;
-    cfg.meta_size   = 5000;
-    ck_assert_int_eq(cm_runtime_layout(&cfg, 4096, &meta, &meta_size, &shared_size), CM_OK);
-    ck_assert_uint_eq(shared_size, 4096);
-    ck_assert_uint_eq(meta_size, 8192);
-    ck_assert_uint_eq(meta % (2u << 20), 0);
-    ck_assert(meta + meta_size <= cfg.shared_base); /* below, not overlapping */
-    ck_assert(cfg.shared_base - meta < (4u << 20));
+    ck_assert_int_eq(cm_runtime_layout(&cfg, 4096, 5000, &l), CM_OK);
+    ck_assert_uint_eq(l.shared_size, 4096);
+    ck_assert_uint_eq(l.meta_size, 8192);       /* automatic: what the job needs, page rounded */
+    ck_assert_uint_eq(l.meta_base % (2u << 20), 0);
+    ck_assert(l.meta_base + l.meta_size <= cfg.shared_base); /* below, not overlapping */
+    ck_assert(cfg.shared_base - l.meta_base < (4u << 20));
+    ck_assert_uint_eq(l.app_base, cfg.shared_base);
+    ck_assert_uint_eq(l.net_base, cfg.shared_base + (1u << 30)); /* next GiB above the app view */
 
-    cfg.shared_base = 0x200000000100ull; /* not page aligned */
-    ck_assert_int_eq(cm_runtime_layout(&cfg, 4096, &meta, &meta_size, &shared_size), CM_ERR_INVALID);
-    cfg.shared_base = 0x1000; /* no room below for the metadata */
-    ck_assert_int_eq(cm_runtime_layout(&cfg, 4096, &meta, &meta_size, &shared_size), CM_ERR_INVALID);
+    cfg.shared_size = (3ul << 30) + 5;          /* views never overlap */
+    ck_assert_int_eq(cm_runtime_layout(&cfg, 4096, 5000, &l), CM_OK);
+    ck_assert(l.net_base >= l.app_base + l.shared_size);
+    ck_assert_uint_eq(l.net_base % (1u << 30), 0);
+
+    cfg.shared_size = 1000;
+    cfg.meta_size   = 4096;                     /* explicit but too small */
+    ck_assert_int_eq(cm_runtime_layout(&cfg, 4096, 5000, &l), CM_ERR_INVALID);
+    cfg.meta_size   = 1u << 20;                 /* explicit and large enough */
+    ck_assert_int_eq(cm_runtime_layout(&cfg, 4096, 5000, &l), CM_OK);
+    ck_assert_uint_eq(l.meta_size, 1u << 20);
+    cfg.meta_size   = 0;
+
+    cfg.shared_base = 0x200000000100ull;        /* not page aligned */
+    ck_assert_int_eq(cm_runtime_layout(&cfg, 4096, 5000, &l), CM_ERR_INVALID);
+    cfg.shared_base = 0x1000;                   /* no room below for the metadata */
+    ck_assert_int_eq(cm_runtime_layout(&cfg, 4096, 5000, &l), CM_ERR_INVALID);
     cfg.shared_base = 0x200000000000ull;
     cfg.shared_size = 0;
-    ck_assert_int_eq(cm_runtime_layout(&cfg, 4096, &meta, &meta_size, &shared_size), CM_ERR_INVALID);
-    cfg.shared_size = (size_t)-4096; /* wraps around */
-    ck_assert_int_eq(cm_runtime_layout(&cfg, 4096, &meta, &meta_size, &shared_size), CM_ERR_INVALID);
+    ck_assert_int_eq(cm_runtime_layout(&cfg, 4096, 5000, &l), CM_ERR_INVALID);
+    cfg.shared_size = 100ul << 40;              /* two views of 100 TiB do not fit below 128 TiB */
+    ck_assert_int_eq(cm_runtime_layout(&cfg, 4096, 5000, &l), CM_ERR_INVALID);
+}
+END_TEST
+
+START_TEST(test_meta_layout)
+{
+    cm_meta_layout_t m;
+    size_t areas[10];
+
+    ck_assert_int_eq(cm_meta_layout_compute(262144, 4, 65536, 5000, 4096, &m), CM_OK);
+    ck_assert_uint_eq(m.ring_slots, 8192);      /* rounded up to a power of two */
+    ck_assert_uint_eq(m.dir_per_proc, 65536);
+    ck_assert_uint_eq(m.lock_per_proc, 16384);
+    ck_assert_uint_eq(m.total % 4096, 0);
+    /* Areas in order, 64-byte aligned, each large enough, all inside the total. */
+    areas[0] = m.dir_entries; areas[1] = m.dir_qnode; areas[2] = m.wn_ctl; areas[3] = m.wn_slots;
+    areas[4] = m.wn_pending; areas[5] = m.lock_tails; areas[6] = m.lock_qnodes;
+    areas[7] = m.barrier_flags; areas[8] = m.stats; areas[9] = m.scratch;
+    for (int i = 0; i < 10; i++) {
+        ck_assert_uint_eq(areas[i] % 64, 0);
+        if (i > 0) {
+            ck_assert(areas[i] > areas[i - 1]);
+        }
+    }
+    ck_assert(m.dir_qnode >= m.dir_entries + 65536 * CM_META_DIR_ENTRY);
+    ck_assert(m.wn_pending >= m.wn_slots + 8192 * 8);
+    ck_assert(m.lock_tails >= m.wn_pending + 262144 / 8);
+    ck_assert(m.barrier_flags >= m.lock_qnodes + 65536 * CM_META_LOCK_QNODE);
+    ck_assert(m.scratch >= m.stats + 4 * CM_META_STATS_SLOT);
+    ck_assert(m.total >= m.scratch + CM_META_SCRATCH);
+    /* Uneven division rounds up. */
+    ck_assert_int_eq(cm_meta_layout_compute(10, 3, 7, 1, 4096, &m), CM_OK);
+    ck_assert_uint_eq(m.dir_per_proc, 4);
+    ck_assert_uint_eq(m.lock_per_proc, 3);
+    ck_assert_uint_eq(m.ring_slots, 1);
+    ck_assert_int_eq(cm_meta_layout_compute(10, 0, 7, 1, 4096, &m), CM_ERR_INVALID);
 }
 END_TEST
 
@@ -96,6 +144,7 @@ int main(void)
     tcase_add_test(tc, test_delay_latency_overhead);
     tcase_add_test(tc, test_delay_bandwidth_queues);
     tcase_add_test(tc, test_layout);
+    tcase_add_test(tc, test_meta_layout);
     tcase_add_test(tc, test_status_strings);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

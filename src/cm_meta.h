@@ -1,0 +1,51 @@
+/*
+ * Layout of each process's metadata segment: the RMA-visible memory where the
+ * protocol's shared state lives, addressed by (rank, offset) — i.e. by the
+ * same address in every process. Everything is at a fixed offset computed
+ * from the job's parameters, so every process knows where everything is in
+ * every other process without exchanging anything.
+ */
+#ifndef CM_META_H
+#define CM_META_H
+
+#include "cm.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bytes reserved per directory entry (the MCS form uses 4 words, the CAS form 1). */
+#define CM_META_DIR_ENTRY   32
+/* One 64-byte block: a directory-lock queue node (next, locked, entry copy). */
+#define CM_META_QNODE       64
+/* Per lock per process: MCS queue node (next, locked). */
+#define CM_META_LOCK_QNODE  16
+#define CM_META_BARRIER_ROUNDS 64
+#define CM_META_STATS_SLOT  2048
+#define CM_META_SCRATCH     (64 * 1024)
+
+typedef struct {
+    uint64_t npages;         /* pages of the shared region */
+    uint32_t nprocs;
+    uint32_t nlocks;
+    uint32_t ring_slots;     /* write-notice ring capacity (power of two) */
+    uint64_t dir_per_proc;   /* directory entries each process hosts: ceil(npages / nprocs) */
+    uint32_t lock_per_proc;  /* lock tails each process hosts: ceil(nlocks / nprocs) */
+    /* Byte offsets from the segment's base. */
+    size_t   dir_entries;    /* dir_per_proc * CM_META_DIR_ENTRY; page p at home p % nprocs, index p / nprocs */
+    size_t   dir_qnode;      /* this process's queue node for directory-entry locks */
+    size_t   wn_ctl;         /* write-notice ring: head (high 32 bits) | tail (low 32 bits) */
+    size_t   wn_slots;       /* ring_slots words: page + 1, 0 = empty */
+    size_t   wn_pending;     /* one bit per page: a notice for it sits in the ring */
+    size_t   lock_tails;     /* lock_per_proc words: MCS tail (rank + 1, 0 = free); lock l at home l % nprocs */
+    size_t   lock_qnodes;    /* nlocks * CM_META_LOCK_QNODE */
+    size_t   barrier_flags;  /* CM_META_BARRIER_ROUNDS words */
+    size_t   stats;          /* nprocs * CM_META_STATS_SLOT: rank 0 gathers statistics here */
+    size_t   scratch;        /* CM_META_SCRATCH bytes for tools and tests */
+    size_t   total;          /* bytes needed, page aligned */
+} cm_meta_layout_t;
+
+/* Computes the layout; ring_slots is rounded up to a power of two. */
+cm_status_t cm_meta_layout_compute(uint64_t npages, uint32_t nprocs, uint32_t nlocks,
+                                   uint32_t ring_slots, size_t page_size, cm_meta_layout_t *out);
+
+#endif
