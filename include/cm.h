@@ -7,6 +7,8 @@
 #ifndef CM_H
 #define CM_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -47,6 +49,35 @@ int cm_nprocs(void);
 
 /* Wall-clock time in seconds from an arbitrary origin (monotonic). */
 double cm_wtime(void);
+
+/*
+ * Shared memory. cm_malloc is collective: every process calls it with the same
+ * size in the same order and gets the same address; the block lies in the
+ * shared region (page aligned if it is a page or larger, else 64-byte
+ * aligned). cm_free is collective too. Running out of shared memory is a
+ * one-line error and a non-zero exit on every process.
+ */
+void *cm_malloc(size_t size);
+void cm_free(void *ptr);
+
+/*
+ * Synchronization. Lock ids are 0..CM_LOCKS-1. Acquire and release carry
+ * release consistency: what a process wrote before releasing a lock is seen
+ * by the next process that acquires it; what every process wrote before a
+ * barrier is seen by every process after it.
+ */
+void cm_lock_acquire(int id);
+void cm_lock_release(int id);
+void cm_barrier(void);
+
+/*
+ * Ends the initialization phase (collective) where the first barrier would
+ * not: from here on a page's home moves to the first process that touches it.
+ */
+void cm_init_done(void);
+
+/* Restarts this process's statistics (e.g. at the start of the timed section). */
+void cm_stats_reset(void);
 
 /* Prints "cashmere[rank]: <message>" and ends the whole job with status. */
 void cm_abort(int status, const char *fmt, ...)

@@ -113,8 +113,15 @@ cm_status_t cm_rma_swap(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, u
 cm_status_t cm_rma_cswap(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t compare, uint64_t value,
                          uint64_t *old);
 cm_status_t cm_rma_fadd(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old);
+cm_status_t cm_rma_for(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old);
+cm_status_t cm_rma_fand(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old);
 /* Atomic add without result, complete at the next flush. */
 cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value);
+/* Fetch-and-swap whose old value lands in *old at the next flush (*old must stay valid). */
+cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old);
+
+/* Operations issued after this to a rank take effect there after those issued before. */
+cm_status_t cm_rma_fence(cm_rma_t *rma);
 
 cm_status_t cm_rma_flush(cm_rma_t *rma, int pe);
 cm_status_t cm_rma_flush_all(cm_rma_t *rma);

@@ -67,6 +67,7 @@ struct cm_rma {
     uint64_t           pending_all_ns;
 
     cm_rma_stats_t     stats;
+    bool               direct_pending; /* copies into directly mapped memory since the last flush */
 };
 
 static inline void cm_rma_cpu_relax(void)
@@ -955,6 +956,7 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
             rma->stats.puts++;
             rma->stats.bytes_put += len;
             memcpy(remote, local, len);
+            rma->direct_pending = true;
             if (ready != 0) {
                 cm_rma_delay_defer(rma, pe, ready);
             }
@@ -1066,6 +1068,57 @@ cm_status_t cm_rma_fadd(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, u
     return cm_rma_atomic_fetch(rma, UCP_ATOMIC_OP_ADD, "atomic fetch-and-add", pe, addr, value, old);
 }
 
+cm_status_t cm_rma_for(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
+{
+    return cm_rma_atomic_fetch(rma, UCP_ATOMIC_OP_OR, "atomic fetch-and-or", pe, addr, value, old);
+}
+
+cm_status_t cm_rma_fand(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
+{
+    return cm_rma_atomic_fetch(rma, UCP_ATOMIC_OP_AND, "atomic fetch-and-and", pe, addr, value,
+                               old);
+}
+
+cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, sizeof(uint64_t));
+    uint64_t ready;
+
+    if (seg == NULL) {
+        return CM_ERR_INVALID;
+    }
+    if (seg->kind != CM_RMA_SEG_ATOMIC) {
+        cm_error("atomic swap on %s: atomics need a CM_RMA_SEG_ATOMIC segment", seg->name);
+        return CM_ERR_UNSUPPORTED;
+    }
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
+    param.reply_buffer = old;
+    ready = cm_rma_delay_begin(rma, pe, sizeof(uint64_t));
+    if (ready != 0) {
+        cm_rma_delay_defer(rma, pe, ready);
+    }
+    rma->stats.atomics++;
+    /* The operand is copied at issue; the reply lands in *old by the flush. */
+    return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_SWAP, &value, 1,
+                                                (uint64_t)(uintptr_t)addr, seg->rkeys[pe], &param),
+                              "atomic swap", pe);
+}
+
+cm_status_t cm_rma_fence(cm_rma_t *rma)
+{
+    ucs_status_t st;
+
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    st = ucp_worker_fence(rma->worker);
+    if (st != UCS_OK) {
+        cm_error("fence failed: %s", ucs_status_string(st));
+        return CM_ERR_TRANSPORT;
+    }
+    return CM_OK;
+}
+
 cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value)
 {
     ucp_request_param_t param = {0};
@@ -1098,7 +1151,10 @@ cm_status_t cm_rma_flush(cm_rma_t *rma, int pe)
     cm_status_t status;
 
     /* Copies into directly mapped memory are ordered before what follows. */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (rma->direct_pending) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        rma->direct_pending = false;
+    }
 
     status = cm_rma_req_wait(rma, ucp_ep_flush_nbx(rma->eps[pe], &param), "flush", pe);
     rma->stats.flushes++;
@@ -1114,7 +1170,10 @@ cm_status_t cm_rma_flush_all(cm_rma_t *rma)
     ucp_request_param_t param = {0};
     cm_status_t status;
 
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (rma->direct_pending) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        rma->direct_pending = false;
+    }
 
     status = cm_rma_req_wait(rma, ucp_worker_flush_nbx(rma->worker, &param), "flush of all ranks", -1);
     rma->stats.flushes++;

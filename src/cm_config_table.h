@@ -56,8 +56,8 @@
       "After the initialization phase (the first barrier, or cm_init_done) a page's home moves to " \
       "the first process that touches it; no: homes stay round-robin.") \
     _(stats, STATS, STRING, "", NULL, "protocol", \
-      "At cm_finalize rank 0 prints the per-process and total statistics table; set to a path to " \
-      "also write them as JSON there.") \
+      "Statistics at cm_finalize: empty = none; \"table\" = rank 0 prints every process's and the " \
+      "total counts and times on stderr; a path = the table, and JSON written to that file.") \
     _(progress_thread, PROGRESS_THREAD, ENUM, "auto", "auto|on|off", "runtime", \
       "Thread that serves peers' one-sided operations while this process computes or blocks. Needed " \
       "where the transport emulates RMA in software (TCP). auto: start it when some peer's memory is " \

@@ -5,7 +5,9 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/cm_runtime.h"
+#include "src/cm_fault.h"
 #include "src/cm_log.h"
+#include "src/cm_stats.h"
 #include "src/cm_time.h"
 
 #include <errno.h>
@@ -240,6 +242,21 @@ int cm_init(int *argc, char ***argv)
         goto err;
     }
 
+    cm_heap_init(&cm_rt.heap, cm_rt.shared_size, page);
+    if (cm_rt.config.protocol == CM_PROTOCOL_TREADMARKS) {
+        cm_error("CM_PROTOCOL=treadmarks is not implemented yet (implemented: cashmere)");
+        status = CM_ERR_UNSUPPORTED;
+        goto err;
+    }
+    cm_rt.proto = &cm_protocol_cashmere;
+    status = cm_rt.proto->init();
+    if (status == CM_OK) {
+        status = cm_fault_install(cm_rt.shared_base, cm_rt.shared_size, cm_rt.proto->fault);
+    }
+    if (status != CM_OK) {
+        goto err;
+    }
+
     cm_rt.initialized = true;
     cm_info("rank %d of %d: shared region %p (%zu bytes), metadata %p (%zu bytes), progress "
             "thread %s, peers %s", cm_rt.rank, cm_rt.nprocs, cm_rt.shared_base, cm_rt.shared_size,
@@ -255,6 +272,48 @@ err:
     _exit(1);
 }
 
+/*
+ * Every process puts its statistics into rank 0's metadata segment; rank 0
+ * prints the table (and writes JSON) if CM_STATS asks for it.
+ */
+static cm_status_t cm_rt_stats_report(void)
+{
+    const char *where = cm_rt.config.stats;
+    cm_stats_t mine, *all = (cm_stats_t *)((char *)cm_rt.meta_base + cm_rt.meta.stats);
+    char header[768];
+    cm_status_t status;
+
+    if (where == NULL || where[0] == '\0') {
+        return CM_OK;
+    }
+    _Static_assert(sizeof(cm_stats_t) <= CM_META_STATS_SLOT, "stats slot too small");
+    cm_rt.proto->stats(&mine);
+    status = cm_rma_put(cm_rt.rma, 0, (char *)all + (size_t)cm_rt.rank * CM_META_STATS_SLOT,
+                        &mine, sizeof(mine));
+    if (status == CM_OK) {
+        status = cm_rma_barrier(cm_rt.rma);
+    }
+    if (status != CM_OK || cm_rt.rank != 0) {
+        return status;
+    }
+    /* Gathered with a stride: compact them. */
+    for (int r = 1; r < cm_rt.nprocs; r++) {
+        memmove(&all[r], (char *)all + (size_t)r * CM_META_STATS_SLOT, sizeof(cm_stats_t));
+    }
+    snprintf(header, sizeof(header), "%d processes; %s", cm_rt.nprocs, cm_rt.proto->describe());
+    cm_stats_print_table(stderr, all, cm_rt.nprocs, header);
+    if (strcmp(where, "table") != 0 && strcmp(where, "-") != 0) {
+        FILE *f = fopen(where, "w");
+        if (f == NULL) {
+            cm_error("CM_STATS=%s: cannot write: %s", where, strerror(errno));
+            return CM_ERR_IO;
+        }
+        cm_stats_write_json(f, all, cm_rt.nprocs, header);
+        fclose(f);
+    }
+    return CM_OK;
+}
+
 void cm_finalize(void)
 {
     cm_status_t status;
@@ -263,6 +322,17 @@ void cm_finalize(void)
         return;
     }
     fflush(stdout);
+    /* A last release and barrier: everything written reaches its home first. */
+    status = cm_rt.proto->barrier();
+    if (status == CM_OK) {
+        status = cm_rt_stats_report();
+    }
+    if (status != CM_OK) {
+        cm_fatal(1, "cm_finalize: %s", cm_status_string(status));
+    }
+    cm_fault_uninstall();
+    cm_rt.proto->fini();
+    cm_heap_fini(&cm_rt.heap);
     munmap(cm_rt.shared_base, cm_rt.shared_size);
     status = cm_rma_finalize(cm_rt.rma);
     cm_rt.rma = NULL;

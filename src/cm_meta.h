@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bytes reserved per directory entry (the MCS form uses 4 words, the CAS form 1). */
-#define CM_META_DIR_ENTRY   32
+/* Bytes per directory entry: MCS form words 0-3 (CAS form word 0), word 4 the page version. */
+#define CM_META_DIR_ENTRY   64
 /* One 64-byte block: a directory-lock queue node (next, locked, entry copy). */
 #define CM_META_QNODE       64
 /* Per lock per process: MCS queue node (next, locked). */

@@ -9,7 +9,9 @@
 #include "rma/cm_boot.h"
 #include "rma/cm_rma.h"
 #include "src/cm_config.h"
+#include "src/cm_heap.h"
 #include "src/cm_meta.h"
+#include "src/cm_protocol.h"
 
 #include <stdbool.h>
 
@@ -48,6 +50,8 @@ typedef struct {
     size_t            meta_size;
     cm_rma_seg_t      *meta_seg;
     void              *scratch;      /* CM_META_SCRATCH bytes of the metadata segment for tools/tests */
+    cm_heap_t         heap;
+    const cm_protocol_t *proto;
 } cm_runtime_t;
 
 extern cm_runtime_t cm_rt;

@@ -1,0 +1,279 @@
+/*
+ * Directory entry updates over one-sided RMA: the MCS-locked form and the
+ * single-word compare-and-swap form.
+ *
+ * Entry slot (CM_META_DIR_ENTRY bytes at the page's directory home):
+ *   MCS: word 0 lock tail, word 1 sharers, word 2 writers, word 3 home | flags << 32
+ *   CAS: word 0 the packed entry (cm_dir_cas_pack)
+ *   both: word 4 the page version (bumped by a leaving writer, fetch-and-add)
+ */
+#include "config.h"
+#include "directory/cm_dir.h"
+#include "locks/cm_mcs.h"
+#include "src/cm_log.h"
+
+#include <inttypes.h>
+#include <sched.h>
+#include <string.h>
+
+/* This process's queue node for directory-entry locks (one: updates never nest). */
+typedef struct {
+    cm_mcs_qnode_t q;
+    uint64_t       data[3]; /* the entry, handed over by the predecessor with the lock */
+} cm_dir_qnode_t;
+
+static inline uint64_t *cm_dir_slot(cm_dir_t *dir, uint64_t page)
+{
+    return (uint64_t *)(dir->meta_base + dir->meta->dir_entries +
+                        (page / (uint64_t)dir->nprocs) * CM_META_DIR_ENTRY);
+}
+
+#define CM_DIR_VERSION_WORD 4
+
+static inline int cm_dir_home_of(cm_dir_t *dir, uint64_t page)
+{
+    return (int)(page % (uint64_t)dir->nprocs);
+}
+
+cm_status_t cm_dir_init(cm_dir_t *dir, cm_rma_t *rma, cm_dir_impl_t impl, char *meta_base,
+                        const cm_meta_layout_t *meta, unsigned unsafe_threshold)
+{
+    int n = cm_rma_nprocs(rma);
+
+    memset(dir, 0, sizeof(*dir));
+    if (impl == CM_DIR_IMPL_CAS && n > CM_DIR_MAX_PROCS_CAS) {
+        cm_error("CM_DIRECTORY=cas supports at most %d processes (the job has %d); use mcs",
+                 CM_DIR_MAX_PROCS_CAS, n);
+        return CM_ERR_UNSUPPORTED;
+    }
+    if (n > CM_DIR_MAX_PROCS_MCS) {
+        cm_error("the directory supports at most %d processes (the job has %d)",
+                 CM_DIR_MAX_PROCS_MCS, n);
+        return CM_ERR_UNSUPPORTED;
+    }
+    dir->rma              = rma;
+    dir->rank             = cm_rma_rank(rma);
+    dir->nprocs           = n;
+    dir->impl             = impl;
+    dir->meta_base        = meta_base;
+    dir->meta             = meta;
+    dir->unsafe_threshold = unsafe_threshold;
+    return CM_OK;
+}
+
+void cm_dir_reset_local(cm_dir_t *dir)
+{
+    memset(dir->meta_base + dir->meta->dir_entries, 0,
+           dir->meta->dir_per_proc * CM_META_DIR_ENTRY);
+}
+
+static void cm_dir_words_to_entry(const uint64_t w[3], cm_dir_entry_t *e)
+{
+    e->sharers = w[0];
+    e->writers = w[1];
+    e->home    = (uint32_t)w[2];
+    e->flags   = (uint32_t)(w[2] >> 32);
+}
+
+static void cm_dir_entry_to_words(const cm_dir_entry_t *e, uint64_t w[3])
+{
+    w[0] = e->sharers;
+    w[1] = e->writers;
+    w[2] = (uint64_t)e->home | ((uint64_t)e->flags << 32);
+}
+
+/* ---- MCS form ------------------------------------------------------------ */
+
+typedef struct {
+    cm_dir_t       *dir;
+    cm_dir_qnode_t *qnode;
+    uint64_t       *words;
+} cm_dir_handoff_t;
+
+/* The entry travels to the successor ahead of the lock: one latency per hand-off. */
+static cm_status_t cm_dir_mcs_handoff(int succ, void *arg)
+{
+    cm_dir_handoff_t *h = arg;
+    cm_status_t status;
+
+    status = cm_rma_put(h->dir->rma, succ, h->qnode->data, h->words, sizeof(h->qnode->data));
+    if (status == CM_OK) {
+        status = cm_rma_fence(h->dir->rma);
+    }
+    return status;
+}
+
+static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
+                                     cm_dir_claim_fn_t claim, void *arg, cm_dir_entry_t *after,
+                                     cm_dir_effects_t *fx)
+{
+    int home = cm_dir_home_of(dir, page);
+    uint64_t *slot = cm_dir_slot(dir, page);
+    cm_dir_qnode_t *q = (cm_dir_qnode_t *)(dir->meta_base + dir->meta->dir_qnode);
+    uint64_t me = (uint64_t)dir->rank + 1, pred = 0, words[3];
+    cm_dir_handoff_t handoff = {dir, q, words};
+    cm_dir_entry_t e;
+    cm_status_t status;
+    bool leaving_writer;
+
+    q->q.next   = 0;
+    q->q.locked = 1;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    /* Lock and entry fetch in one round trip: the get is fenced behind the fetch-and-store. */
+    status = cm_rma_swap_nbi(dir->rma, home, &slot[0], me, &pred);
+    if (status == CM_OK) {
+        status = cm_rma_fence(dir->rma);
+    }
+    if (status == CM_OK) {
+        status = cm_rma_get_nbi(dir->rma, home, words, &slot[1], sizeof(words));
+    }
+    if (status == CM_OK) {
+        status = cm_rma_flush(dir->rma, home);
+    }
+    if (status != CM_OK) {
+        return status;
+    }
+    if (pred != 0) {
+        /* Held: queue up; the predecessor hands us the entry with the lock. */
+        status = cm_rma_put(dir->rma, (int)pred - 1, (void *)&q->q.next, &me, sizeof(me));
+        if (status == CM_OK) {
+            status = cm_rma_flush(dir->rma, (int)pred - 1);
+        }
+        if (status != CM_OK) {
+            return status;
+        }
+        cm_rma_wait_u64(dir->rma, &q->q.locked, CM_CMP_EQ, 0);
+        memcpy(words, q->data, sizeof(words));
+    }
+
+    cm_dir_words_to_entry(words, &e);
+    leaving_writer = (op == CM_DIR_LEAVE) && (e.writers & (1ull << dir->rank));
+    cm_dir_apply(&e, op, dir->rank, (uint32_t)home, dir->first_touch, dir->unsafe_threshold, fx);
+    if (fx->claimed_home && fx->old_home != (uint32_t)dir->rank && claim != NULL) {
+        status = claim(page, fx->old_home, arg); /* under the lock: nobody sees the new home yet */
+    }
+    /* Under the lock only we move the version: bump before the entry changes. A joiner of an
+     * unsafe page needs the version it joined at. */
+    if (status == CM_OK && (leaving_writer || (op == CM_DIR_JOIN && (e.flags & CM_DIR_UNSAFE)))) {
+        status = cm_rma_fadd(dir->rma, home, &slot[CM_DIR_VERSION_WORD], leaving_writer ? 1 : 0,
+                             &fx->version);
+        fx->version += leaving_writer ? 1 : 0;
+    }
+    cm_dir_entry_to_words(&e, words);
+    /* Write back, complete at the home before the lock can pass to anyone. */
+    if (status == CM_OK) {
+        status = cm_rma_put(dir->rma, home, &slot[1], words, sizeof(words));
+    }
+    if (status == CM_OK) {
+        status = cm_rma_flush(dir->rma, home);
+    }
+    if (status == CM_OK) {
+        status = cm_mcs_release(dir->rma, home, &slot[0], &q->q, cm_dir_mcs_handoff, &handoff,
+                                NULL);
+    }
+    dir->updates++;
+    *after = e;
+    return status;
+}
+
+/* ---- CAS form ------------------------------------------------------------ */
+
+static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
+                                     cm_dir_claim_fn_t claim, void *arg, cm_dir_entry_t *after,
+                                     cm_dir_effects_t *fx)
+{
+    int home = cm_dir_home_of(dir, page);
+    uint64_t *word = cm_dir_slot(dir, page);
+    uint64_t cur, next, old;
+    cm_dir_entry_t e;
+    cm_status_t status;
+    bool copy;
+
+    bool bumped = false;
+
+    status = cm_rma_get(dir->rma, home, &cur, word, sizeof(cur));
+    for (;;) {
+        if (status != CM_OK) {
+            return status;
+        }
+        cm_dir_cas_unpack(cur, &e);
+        if (op == CM_DIR_LEAVE && (e.writers & (1ull << dir->rank)) && !bumped) {
+            /* A writer leaves: the version moves first (only we can remove us, so once). */
+            status = cm_rma_fadd(dir->rma, home, &word[CM_DIR_VERSION_WORD], 1, &old);
+            bumped = true;
+            continue;
+        }
+        if (e.flags & CM_DIR_MIGRATING) {
+            /* Its new home is still copying the page in: wait and look again. */
+            cm_rma_progress(dir->rma);
+            sched_yield();
+            status = cm_rma_get(dir->rma, home, &cur, word, sizeof(cur));
+            continue;
+        }
+        cm_dir_apply(&e, op, dir->rank, (uint32_t)home, dir->first_touch, dir->unsafe_threshold,
+                     fx);
+        copy = fx->claimed_home && fx->old_home != (uint32_t)dir->rank && claim != NULL;
+        if (copy) {
+            e.flags |= CM_DIR_MIGRATING;
+        }
+        next   = cm_dir_cas_pack(&e);
+        status = cm_rma_cswap(dir->rma, home, word, cur, next, &old);
+        dir->updates++;
+        if (status == CM_OK && old != cur) {
+            dir->retries++;
+            cur = old; /* lost a race: recompute from what is there now */
+            continue;
+        }
+        break;
+    }
+    if (status == CM_OK && op == CM_DIR_JOIN && (e.flags & CM_DIR_UNSAFE)) {
+        status = cm_rma_get(dir->rma, home, &fx->version, &word[CM_DIR_VERSION_WORD],
+                            sizeof(fx->version));
+    }
+    if (status == CM_OK && copy) {
+        status = claim(page, fx->old_home, arg);
+        /* Nobody changes a MIGRATING entry, so it still holds `next`. */
+        e.flags &= ~CM_DIR_MIGRATING;
+        if (status == CM_OK) {
+            status = cm_rma_cswap(dir->rma, home, word, next, cm_dir_cas_pack(&e), &old);
+        }
+        if (status == CM_OK && old != next) {
+            cm_error("directory entry of page %" PRIu64 " changed while migrating", page);
+            status = CM_ERR_INVALID;
+        }
+    }
+    *after = e;
+    return status;
+}
+
+cm_status_t cm_dir_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op, cm_dir_claim_fn_t claim,
+                          void *arg, cm_dir_entry_t *after, cm_dir_effects_t *fx)
+{
+    return (dir->impl == CM_DIR_IMPL_CAS) ? cm_dir_cas_update(dir, page, op, claim, arg, after, fx)
+                                          : cm_dir_mcs_update(dir, page, op, claim, arg, after, fx);
+}
+
+cm_status_t cm_dir_read(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e, uint64_t *version)
+{
+    int home = cm_dir_home_of(dir, page);
+    uint64_t *slot = cm_dir_slot(dir, page);
+    cm_status_t status;
+
+    if (dir->impl == CM_DIR_IMPL_CAS) {
+        uint64_t w;
+        status = cm_rma_get(dir->rma, home, &w, slot, sizeof(w));
+        cm_dir_cas_unpack(w, e);
+    } else {
+        uint64_t words[3];
+        status = cm_rma_get(dir->rma, home, words, &slot[1], sizeof(words));
+        cm_dir_words_to_entry(words, e);
+    }
+    if (!(e->flags & CM_DIR_HOME_FIXED)) {
+        e->home = (uint32_t)home;
+    }
+    if (status == CM_OK && version != NULL) {
+        /* After the entry, never before it (see cm_dir.h). */
+        status = cm_rma_get(dir->rma, home, version, &slot[CM_DIR_VERSION_WORD], sizeof(*version));
+    }
+    return status;
+}

@@ -1,0 +1,134 @@
+/*
+ * The distributed page directory (Cashmere, HPCA'96 section 2.2). One entry
+ * per shared page, kept at the page's directory home (page mod nprocs): the
+ * sharing set (processes that have the page mapped), the writers among them,
+ * the data home, and the orthogonal UNSAFE flag. The page's global state is
+ * derived from the sets:
+ *
+ *   UNCACHED  nobody uses the page
+ *   SHARED    one or more processes use it, nobody writes
+ *   DIRTY     exactly one process uses it, and writes it
+ *   WEAK      two or more use it and at least one writes
+ *
+ * Every update is an atomic read-modify-write with respect to other processes.
+ * Two implementations sit behind cm_dir_update: the paper's per-entry MCS lock
+ * with the entry fetch pipelined behind the lock's fetch-and-store (up to 64
+ * processes), and a single 64-bit compare-and-swap word (up to 24).
+ */
+#ifndef CM_DIR_H
+#define CM_DIR_H
+
+#include "cm.h"
+#include "rma/cm_rma.h"
+#include "src/cm_meta.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CM_DIR_MAX_PROCS_MCS 64
+#define CM_DIR_MAX_PROCS_CAS 24
+
+#define CM_DIR_UNSAFE     0x1u /* transitions to WEAK send no notices; sharers check at acquire */
+#define CM_DIR_HOME_FIXED 0x2u /* the home no longer follows the round-robin rule */
+#define CM_DIR_MIGRATING  0x4u /* (CAS form) the new home is still copying the page in */
+
+typedef enum { CM_PAGE_UNCACHED, CM_PAGE_SHARED, CM_PAGE_DIRTY, CM_PAGE_WEAK } cm_page_state_t;
+
+typedef struct {
+    uint64_t sharers;  /* bit r: rank r has the page mapped */
+    uint64_t writers;  /* subset of sharers that wrote it since mapping it */
+    uint32_t home;     /* valid when CM_DIR_HOME_FIXED, else page % nprocs */
+    uint32_t flags;
+} cm_dir_entry_t;
+
+typedef enum {
+    CM_DIR_JOIN,   /* page fault: join the sharing set */
+    CM_DIR_WRITE,  /* first write since joining (processed at release): join the writers */
+    CM_DIR_LEAVE   /* self-invalidation: leave both sets */
+} cm_dir_op_t;
+
+/* What an update asks the caller to do. */
+typedef struct {
+    uint64_t        version;       /* the page's version after the update (see cm_dir_update) */
+    cm_page_state_t before, after;
+    uint64_t        notify;        /* post write notices to these ranks (never includes me) */
+    bool            self_notice;   /* post a write notice to myself */
+    bool            became_unsafe; /* this update marked the page UNSAFE */
+    bool            claimed_home;  /* first touch: I am now the page's home ... */
+    uint32_t        old_home;      /* ... and must copy it from here if that is not me */
+} cm_dir_effects_t;
+
+/* The global state a pair of sets stands for. */
+cm_page_state_t cm_dir_state(uint64_t sharers, uint64_t writers);
+const char *cm_dir_state_name(cm_page_state_t s);
+
+/*
+ * The protocol's transition function, pure: applies op by rank `me` to *e in
+ * place and says what has to happen. first_touch: the initialization phase is
+ * over and homes move to the first process that touches a page. home_rr is
+ * the page's round-robin home (page % nprocs).
+ *
+ * Notices follow one invariant: every sharer of a WEAK, safe page holds an
+ * unconsumed write notice for it. So on a transition into WEAK every sharer
+ * gets one (the others remotely, me on my own list), and whoever joins a page
+ * that is already WEAK posts one to itself. A transition that would need more
+ * than unsafe_threshold remote notices also marks the page UNSAFE (the notices
+ * still go out that once); later transitions of an UNSAFE page send none.
+ */
+void cm_dir_apply(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_rr, bool first_touch,
+                  unsigned unsafe_threshold, cm_dir_effects_t *fx);
+
+typedef enum { CM_DIR_IMPL_MCS, CM_DIR_IMPL_CAS } cm_dir_impl_t;
+
+typedef struct {
+    cm_rma_t               *rma;
+    int                    rank;
+    int                    nprocs;
+    cm_dir_impl_t          impl;
+    char                   *meta_base;     /* same address in every process */
+    const cm_meta_layout_t *meta;
+    unsigned               unsafe_threshold;
+    bool                   first_touch;    /* set when the initialization phase ends */
+    uint64_t               updates;        /* directory read-modify-writes issued */
+    uint64_t               retries;        /* CAS form: failed compare-and-swaps */
+} cm_dir_t;
+
+/*
+ * Called when this process has just become the home of `page` by first touch
+ * and the old home is someone else: copy the page in before anyone can see
+ * the new home (the entry is still locked, or marked MIGRATING).
+ */
+typedef cm_status_t (*cm_dir_claim_fn_t)(uint64_t page, uint32_t old_home, void *arg);
+
+/* impl may be CM_DIR_IMPL_CAS only if nprocs <= CM_DIR_MAX_PROCS_CAS. */
+cm_status_t cm_dir_init(cm_dir_t *dir, cm_rma_t *rma, cm_dir_impl_t impl, char *meta_base,
+                        const cm_meta_layout_t *meta, unsigned unsafe_threshold);
+
+/*
+ * Atomic read-modify-write of page's entry; *after gets the new entry.
+ *
+ * Each page also has a version, bumped by every writer that leaves it (before
+ * the entry changes). A sharer of an UNSAFE page records the version when it
+ * joins (fx->version); at acquire it invalidates its copy if the page is WEAK
+ * or the version moved. The state alone is not enough: a writer that wrote,
+ * released and left before the check leaves no WEAK behind, yet its writes
+ * are newer than the copy.
+ */
+cm_status_t cm_dir_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op, cm_dir_claim_fn_t claim,
+                          void *arg, cm_dir_entry_t *after, cm_dir_effects_t *fx);
+
+/*
+ * A snapshot of page's entry, then of its version, without locking
+ * (acquire's check of unsafe pages). In this order: a writer that has left is
+ * seen either as a writer or through the version.
+ */
+cm_status_t cm_dir_read(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e, uint64_t *version);
+
+/* Resets the entries this process hosts to UNCACHED, home not fixed (no concurrent use!). */
+void cm_dir_reset_local(cm_dir_t *dir);
+
+/* CAS form: packing of an entry into one word (exposed for unit tests). */
+uint64_t cm_dir_cas_pack(const cm_dir_entry_t *e);
+void cm_dir_cas_unpack(uint64_t w, cm_dir_entry_t *e);
+
+#endif

@@ -1,0 +1,30 @@
+#include "config.h"
+#include "locks/cm_barrier.h"
+#include "src/cm_meta.h"
+
+void cm_barrier_init(cm_barrier_t *b, cm_rma_t *rma, uint64_t *flags)
+{
+    b->rma   = rma;
+    b->flags = flags;
+    b->epoch = 0;
+}
+
+cm_status_t cm_barrier_wait(cm_barrier_t *b)
+{
+    int me = cm_rma_rank(b->rma), n = cm_rma_nprocs(b->rma);
+    uint64_t epoch = ++b->epoch;
+    cm_status_t status;
+
+    for (int k = 0, dist = 1; dist < n && k < CM_META_BARRIER_ROUNDS; k++, dist <<= 1) {
+        int to = (me + dist) % n;
+        status = cm_rma_put(b->rma, to, &b->flags[k], &epoch, sizeof(epoch));
+        if (status == CM_OK) {
+            status = cm_rma_flush(b->rma, to);
+        }
+        if (status != CM_OK) {
+            return status;
+        }
+        cm_rma_wait_u64(b->rma, &b->flags[k], CM_CMP_GE, epoch);
+    }
+    return CM_OK;
+}

@@ -1,0 +1,72 @@
+#include "config.h"
+#include "locks/cm_mcs.h"
+
+cm_status_t cm_mcs_acquire(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode_t *qnode,
+                           uint64_t *pred_out)
+{
+    uint64_t me = (uint64_t)cm_rma_rank(rma) + 1, pred;
+    cm_status_t status;
+
+    qnode->next   = 0;
+    qnode->locked = 1;
+    /* Our node is ready before anyone can find it through the tail. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    status = cm_rma_swap(rma, home, tail, me, &pred);
+    if (status != CM_OK) {
+        return status;
+    }
+    if (pred != 0) {
+        /* Link behind the predecessor (its node for this lock is at the same address). */
+        status = cm_rma_put(rma, (int)pred - 1, (void *)&qnode->next, &me, sizeof(me));
+        if (status == CM_OK) {
+            status = cm_rma_flush(rma, (int)pred - 1);
+        }
+        if (status != CM_OK) {
+            return status;
+        }
+        cm_rma_wait_u64(rma, &qnode->locked, CM_CMP_EQ, 0);
+    }
+    if (pred_out != NULL) {
+        *pred_out = pred;
+    }
+    return CM_OK;
+}
+
+cm_status_t cm_mcs_release(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode_t *qnode,
+                           cm_status_t (*before_handoff)(int succ, void *arg), void *arg,
+                           uint64_t *succ_out)
+{
+    uint64_t me = (uint64_t)cm_rma_rank(rma) + 1, old, zero = 0, succ;
+    cm_status_t status;
+
+    succ = __atomic_load_n(&qnode->next, __ATOMIC_ACQUIRE);
+    if (succ == 0) {
+        status = cm_rma_cswap(rma, home, tail, me, 0, &old);
+        if (status != CM_OK) {
+            return status;
+        }
+        if (old == me) {
+            if (succ_out != NULL) {
+                *succ_out = 0;
+            }
+            return CM_OK; /* nobody waiting: the lock is free */
+        }
+        /* Someone swapped in behind us and is about to link itself. */
+        cm_rma_wait_u64(rma, &qnode->next, CM_CMP_NE, 0);
+        succ = qnode->next;
+    }
+    if (before_handoff != NULL) {
+        status = before_handoff((int)succ - 1, arg);
+        if (status != CM_OK) {
+            return status;
+        }
+    }
+    status = cm_rma_put(rma, (int)succ - 1, (void *)&qnode->locked, &zero, sizeof(zero));
+    if (status == CM_OK) {
+        status = cm_rma_flush(rma, (int)succ - 1);
+    }
+    if (succ_out != NULL) {
+        *succ_out = succ;
+    }
+    return status;
+}

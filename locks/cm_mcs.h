@@ -1,0 +1,40 @@
+/*
+ * MCS queue locks over one-sided RMA (Mellor-Crummey & Scott): the lock is a
+ * tail word at the lock's home; each contender has a queue node at the same
+ * address in its own metadata segment. Acquire is one remote fetch-and-store
+ * on the tail and, if the lock was held, one remote put linking us behind our
+ * predecessor, then spinning on local memory. Release hands the lock to the
+ * successor with one remote put (or frees it with one compare-and-swap).
+ * Queue entries are rank + 1 (0 = none).
+ */
+#ifndef CM_MCS_H
+#define CM_MCS_H
+
+#include "rma/cm_rma.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct {
+    volatile uint64_t next;    /* successor's rank + 1, written by the successor */
+    volatile uint64_t locked;  /* 1 while waiting, cleared by the predecessor */
+} cm_mcs_qnode_t;
+
+/*
+ * Acquires the lock whose tail word is *tail at rank home; qnode is this
+ * process's node for it. *pred gets the predecessor's rank + 1 (0: the lock
+ * was free), for callers that pipeline data behind the lock.
+ */
+cm_status_t cm_mcs_acquire(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode_t *qnode,
+                           uint64_t *pred);
+
+/*
+ * Releases it. *succ gets the successor's rank + 1 (0: the lock is now free);
+ * if before_handoff is not NULL it is called with the successor's rank just
+ * before the hand-off put, so that data can travel ahead of the lock.
+ */
+cm_status_t cm_mcs_release(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode_t *qnode,
+                           cm_status_t (*before_handoff)(int succ, void *arg), void *arg,
+                           uint64_t *succ);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * The synchronization and allocation half of cm.h: thin wrappers over the
+ * active protocol and the shared heap. A failure here means the DSM cannot
+ * go on: one line, and the whole job ends.
+ */
+#include "config.h"
+#include "src/cm_heap.h"
+#include "src/cm_log.h"
+#include "src/cm_protocol.h"
+#include "src/cm_runtime.h"
+
+#include <inttypes.h>
+
+static void cm_api_require(const char *fn)
+{
+    if (!cm_rt.initialized) {
+        cm_fatal(1, "%s called before cm_init", fn);
+    }
+}
+
+static void cm_api_check(cm_status_t status, const char *fn)
+{
+    if (status != CM_OK) {
+        cm_fatal(1, "%s failed: %s", fn, cm_status_string(status));
+    }
+}
+
+void *cm_malloc(size_t size)
+{
+    uint64_t off;
+    cm_status_t status;
+
+    cm_api_require("cm_malloc");
+    if (size == 0) {
+        return NULL;
+    }
+    status = cm_heap_alloc(&cm_rt.heap, size, &off);
+    if (status == CM_ERR_NO_MEMORY) {
+        cm_fatal(1, "cm_malloc(%zu): the shared heap is exhausted (%" PRIu64 " of %zu bytes in "
+                 "use); raise CM_SHARED_SIZE", size, cm_rt.heap.in_use, cm_rt.shared_size);
+    }
+    cm_api_check(status, "cm_malloc");
+    return (char *)cm_rt.shared_base + off;
+}
+
+void cm_free(void *ptr)
+{
+    uintptr_t a = (uintptr_t)ptr, base = (uintptr_t)cm_rt.shared_base;
+
+    cm_api_require("cm_free");
+    if (ptr == NULL) {
+        return;
+    }
+    if (a < base || a >= base + cm_rt.shared_size ||
+        cm_heap_free(&cm_rt.heap, a - base) != CM_OK) {
+        cm_fatal(1, "cm_free(%p): not a block returned by cm_malloc", ptr);
+    }
+}
+
+void cm_lock_acquire(int id)
+{
+    cm_api_require("cm_lock_acquire");
+    if (id < 0) {
+        cm_fatal(1, "cm_lock_acquire(%d): lock ids are not negative", id);
+    }
+    cm_api_check(cm_rt.proto->lock_acquire((unsigned)id), "cm_lock_acquire");
+}
+
+void cm_lock_release(int id)
+{
+    cm_api_require("cm_lock_release");
+    if (id < 0) {
+        cm_fatal(1, "cm_lock_release(%d): lock ids are not negative", id);
+    }
+    cm_api_check(cm_rt.proto->lock_release((unsigned)id), "cm_lock_release");
+}
+
+void cm_barrier(void)
+{
+    cm_api_require("cm_barrier");
+    cm_api_check(cm_rt.proto->barrier(), "cm_barrier");
+}
+
+void cm_init_done(void)
+{
+    cm_api_require("cm_init_done");
+    cm_api_check(cm_rt.proto->init_done(), "cm_init_done");
+}
+
+void cm_stats_reset(void)
+{
+    cm_api_require("cm_stats_reset");
+    cm_rt.proto->stats_reset();
+}

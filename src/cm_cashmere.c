@@ -1,0 +1,659 @@
+/*
+ * The Cashmere protocol (Kontothanassis & Scott, HPCA'96, sections 2.2-2.3)
+ * over one-sided RDMA, variants CHSN and CHSM:
+ *
+ *   C  a page fault copies the whole page from its home (RMA get);
+ *   H  read misses after that hit the local copy (the "hardware" of a copy);
+ *   S  writes reach the home by software doubling: compiler store hooks
+ *      forward the stored bytes to the home's copy (RMA put);
+ *   N/M  one put per store, or a software merge buffer (cm_merge.c).
+ *
+ * Every protocol action is a one-sided operation: directory updates
+ * (directory/), write notices (writenotice/), locks and barriers (locks/),
+ * page copies and write-throughs (rma/). No request needs a remote CPU.
+ *
+ * Delayed write notices: a fault always maps the page read-write; the store
+ * hooks mark written pages dirty, and a release performs the write
+ * transition (join the writers, notices if the page turns WEAK) for every
+ * dirty page not yet processed. Release = forward buffered stores, process
+ * dirty pages, flush every outstanding put, then hand the lock on. Acquire =
+ * drain the write-notice ring and self-invalidate the pages listed, plus the
+ * weak ones among the local unsafe pages.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+#include "directory/cm_dir.h"
+#include "locks/cm_barrier.h"
+#include "locks/cm_mcs.h"
+#include "src/cm_hooks_api.h"
+#include "src/cm_log.h"
+#include "src/cm_merge.h"
+#include "src/cm_protocol.h"
+#include "src/cm_runtime.h"
+#include "src/cm_time.h"
+#include "writenotice/cm_wn.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* Local page table entry. */
+typedef struct {
+    uint8_t  mapped;
+    uint8_t  flags;
+    uint16_t home;     /* valid while mapped */
+    uint32_t version;  /* unsafe pages: the directory version when we joined */
+} cm_pte_t;
+
+#define CM_PTE_DIRTY     0x01 /* stored to since the last release (seen by the hooks) */
+#define CM_PTE_PROCESSED 0x02 /* write transition done since mapping (the paper's processed bit) */
+#define CM_PTE_UNSAFE    0x04 /* on the local unsafe list */
+#define CM_PTE_SELF      0x08 /* on the self-notice list */
+
+typedef struct {
+    uint32_t *v;
+    uint64_t n;
+} cm_list_t;
+
+static struct {
+    bool                   ready;
+    bool                   init_phase;
+    bool                   merge;       /* *SM variant */
+    int                    me;
+    int                    nprocs;
+    cm_rma_t               *rma;
+    char                   *app;        /* application view (protected page by page) */
+    char                   *net;        /* network view (always accessible, RMA target) */
+    size_t                 ps;
+    unsigned               shift;       /* log2(ps) */
+    uint64_t               npages;
+    char                   *meta_base;
+    const cm_meta_layout_t *meta;
+    cm_dir_t               dir;
+    cm_wn_t                wn;
+    cm_barrier_t           barrier;
+    cm_pte_t               *pte;
+    cm_list_t              dirty;
+    cm_list_t              unsafe;
+    cm_list_t              selfn;
+    cm_merge_t             mb;
+    cm_merge_entry_t       *mb_entries;
+    uintptr_t              pend_addr;   /* CHSN: the last store, forwarded at the next one */
+    size_t                 pend_len;
+    cm_stats_t             st;
+    uint64_t               t_start;
+    char                   describe[512];
+} cm_cm;
+
+#define CM_CHECK(expr) \
+    do { \
+        cm_status_t cm_st_ = (expr); \
+        if (cm_st_ != CM_OK) { \
+            return cm_st_; \
+        } \
+    } while (0)
+
+static inline uint64_t cm_cm_page(uintptr_t addr)
+{
+    return (addr - (uintptr_t)cm_cm.app) >> cm_cm.shift;
+}
+
+static inline char *cm_cm_app(uint64_t p)
+{
+    return cm_cm.app + (p << cm_cm.shift);
+}
+
+static inline char *cm_cm_net(uint64_t p)
+{
+    return cm_cm.net + (p << cm_cm.shift);
+}
+
+static inline void cm_list_push(cm_list_t *l, uint64_t p)
+{
+    l->v[l->n++] = (uint32_t)p;
+}
+
+static cm_status_t cm_cm_protect(uint64_t p, int prot)
+{
+    if (mprotect(cm_cm_app(p), cm_cm.ps, prot) != 0) {
+        cm_error("mprotect of shared page %" PRIu64 " failed: %s", p, strerror(errno));
+        return CM_ERR_NO_MEMORY;
+    }
+    return CM_OK;
+}
+
+/* ---- doubling: stores forwarded to the home ------------------------------ */
+
+/* Writes len bytes at app address addr (within one page) through to the page's home. */
+static void cm_cm_forward(uintptr_t addr, size_t len)
+{
+    uint64_t p = cm_cm_page(addr);
+    const cm_pte_t *pte = &cm_cm.pte[p];
+    char *net = cm_cm.net + (addr - (uintptr_t)cm_cm.app);
+    cm_status_t status;
+
+    if (!pte->mapped || pte->home == cm_cm.me) {
+        return; /* our stores went straight into the master copy */
+    }
+    /* Source: our network view of the same bytes, never protected (a later
+     * invalidation must not fault inside the transport). */
+    status = cm_rma_put_nbi(cm_cm.rma, pte->home, net, net, len);
+    if (status != CM_OK) {
+        cm_fatal(1, "write-through of %zu bytes to rank %d failed: %s", len, pte->home,
+                 cm_status_string(status));
+    }
+    cm_cm.st.forwarded_puts++;
+}
+
+static void cm_cm_forward_range(uintptr_t addr, size_t len, void *arg)
+{
+    (void)arg;
+    while (len > 0) {
+        size_t in_page = cm_cm.ps - ((addr - (uintptr_t)cm_cm.app) & (cm_cm.ps - 1));
+        size_t n = (len < in_page) ? len : in_page;
+        cm_cm_forward(addr, n);
+        addr += n;
+        len  -= n;
+    }
+}
+
+/* Hook target: a store of len bytes at addr is about to happen (or, for memcpy, happened). */
+static void cm_cm_store(uintptr_t addr, size_t len)
+{
+    uint64_t p0 = cm_cm_page(addr), p1 = cm_cm_page(addr + len - 1);
+
+    if (addr + len > (uintptr_t)cm_cm.app + (cm_cm.npages << cm_cm.shift)) {
+        len = (uintptr_t)cm_cm.app + (cm_cm.npages << cm_cm.shift) - addr;
+        p1  = cm_cm.npages - 1;
+    }
+    cm_cm.st.doubled_stores++;
+    for (uint64_t p = p0; p <= p1; p++) {
+        if (!(cm_cm.pte[p].flags & CM_PTE_DIRTY)) {
+            cm_cm.pte[p].flags |= CM_PTE_DIRTY;
+            cm_list_push(&cm_cm.dirty, p);
+        }
+    }
+    if (cm_cm.merge) {
+        cm_merge_record(&cm_cm.mb, addr, len);
+    } else {
+        /* The hook runs before the store: forward the previous one, which is done by now. */
+        if (cm_cm.pend_len != 0) {
+            cm_cm_forward_range(cm_cm.pend_addr, cm_cm.pend_len, NULL);
+        }
+        cm_cm.pend_addr = addr;
+        cm_cm.pend_len  = len;
+    }
+}
+
+/* Forwards everything buffered or pending (release, acquire, finalize). */
+static void cm_cm_flush_doubling(void)
+{
+    if (cm_cm.merge) {
+        cm_merge_flush(&cm_cm.mb);
+    } else if (cm_cm.pend_len != 0) {
+        cm_cm_forward_range(cm_cm.pend_addr, cm_cm.pend_len, NULL);
+        cm_cm.pend_len = 0;
+    }
+}
+
+/* ---- directory effects ----------------------------------------------------- */
+
+static cm_status_t cm_cm_effects(uint64_t p, const cm_dir_entry_t *e, const cm_dir_effects_t *fx)
+{
+    cm_pte_t *pte = &cm_cm.pte[p];
+
+    for (uint64_t mask = fx->notify; mask != 0; mask &= mask - 1) {
+        CM_CHECK(cm_wn_post(&cm_cm.wn, __builtin_ctzll(mask), p));
+    }
+    if (fx->self_notice && !(pte->flags & CM_PTE_SELF)) {
+        pte->flags |= CM_PTE_SELF;
+        cm_list_push(&cm_cm.selfn, p);
+        cm_cm.st.notices_self++;
+    }
+    if ((e->flags & CM_DIR_UNSAFE) && pte->mapped && !(pte->flags & CM_PTE_UNSAFE)) {
+        pte->flags  |= CM_PTE_UNSAFE;
+        pte->version = (uint32_t)fx->version;
+        cm_list_push(&cm_cm.unsafe, p);
+    }
+    if (fx->became_unsafe) {
+        cm_cm.st.unsafe_pages++;
+    }
+    return CM_OK;
+}
+
+/* The write transition of a page written since it was mapped (delayed write notice). */
+static cm_status_t cm_cm_write_transition(uint64_t p)
+{
+    cm_dir_entry_t e;
+    cm_dir_effects_t fx;
+
+    CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_WRITE, NULL, NULL, &e, &fx));
+    cm_cm.pte[p].flags |= CM_PTE_PROCESSED;
+    return cm_cm_effects(p, &e, &fx);
+}
+
+/* ---- faults -------------------------------------------------------------------- */
+
+/* First touch after initialization: the page moves here; copy it from its old home. */
+static cm_status_t cm_cm_claim(uint64_t p, uint32_t old_home, void *arg)
+{
+    (void)arg;
+    CM_CHECK(cm_rma_get(cm_cm.rma, (int)old_home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
+    cm_cm.st.pages_fetched++;
+    return CM_OK;
+}
+
+static cm_status_t cm_cm_fault(void *addr, bool write)
+{
+    uint64_t p = cm_cm_page((uintptr_t)addr), t0 = cm_time_ns();
+    cm_pte_t *pte = &cm_cm.pte[p];
+    cm_dir_entry_t e;
+    cm_dir_effects_t fx;
+
+    if (pte->mapped) {
+        cm_error("unexpected fault at %p: page %" PRIu64 " is mapped read-write", addr, p);
+        return CM_ERR_INVALID;
+    }
+    if (write) {
+        cm_cm.st.write_faults++;
+    } else {
+        cm_cm.st.read_faults++;
+    }
+    /* Join first, then copy: a writer that turns the page weak after this sees us. */
+    CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_JOIN, cm_cm_claim, NULL, &e, &fx));
+    if (fx.claimed_home) {
+        cm_cm.st.home_migrations++;
+    } else if (e.home != (uint32_t)cm_cm.me) {
+        CM_CHECK(cm_rma_get(cm_cm.rma, (int)e.home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
+        cm_cm.st.pages_fetched++;
+    }
+    /* Read-write at once: writes are seen by the hooks (delayed write notices). */
+    CM_CHECK(cm_cm_protect(p, PROT_READ | PROT_WRITE));
+    pte->mapped = 1;
+    pte->home   = (uint16_t)e.home;
+    pte->flags &= CM_PTE_DIRTY; /* a store may have been recorded just before it faulted */
+    CM_CHECK(cm_cm_effects(p, &e, &fx));
+    cm_cm.st.fault_ns += cm_time_ns() - t0;
+    return CM_OK;
+}
+
+/* ---- invalidation ------------------------------------------------------------- */
+
+static cm_status_t cm_cm_invalidate(uint64_t p)
+{
+    cm_pte_t *pte = &cm_cm.pte[p];
+    cm_dir_entry_t e;
+    cm_dir_effects_t fx;
+
+    if (!pte->mapped) {
+        return CM_OK;
+    }
+    if ((pte->flags & CM_PTE_DIRTY) && !(pte->flags & CM_PTE_PROCESSED)) {
+        /* Written and about to be dropped: its notices must not wait for our release. */
+        CM_CHECK(cm_cm_write_transition(p));
+    }
+    CM_CHECK(cm_cm_protect(p, PROT_NONE));
+    CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_LEAVE, NULL, NULL, &e, &fx));
+    pte->mapped = 0;
+    pte->flags  = 0;
+    cm_cm.st.invalidations++;
+    return CM_OK;
+}
+
+static cm_status_t cm_cm_invalidate_visit(uint64_t p, void *arg)
+{
+    (void)arg;
+    if (p >= cm_cm.npages) {
+        cm_error("write notice for page %" PRIu64 " beyond the shared region", p);
+        return CM_ERR_INVALID;
+    }
+    return cm_cm_invalidate(p);
+}
+
+static cm_status_t cm_cm_invalidate_all(void)
+{
+    for (uint64_t p = 0; p < cm_cm.npages; p++) {
+        if (cm_cm.pte[p].mapped) {
+            CM_CHECK(cm_cm_invalidate(p));
+        }
+    }
+    return CM_OK;
+}
+
+/* ---- release / acquire ------------------------------------------------------ */
+
+static cm_status_t cm_cm_release(void)
+{
+    uint64_t t0 = cm_time_ns();
+
+    cm_cm.st.releases++;
+    cm_cm_flush_doubling();
+    for (uint64_t i = 0; i < cm_cm.dirty.n; i++) {
+        uint64_t p = cm_cm.dirty.v[i];
+        cm_pte_t *pte = &cm_cm.pte[p];
+        if (pte->mapped && (pte->flags & CM_PTE_DIRTY) && !(pte->flags & CM_PTE_PROCESSED)) {
+            CM_CHECK(cm_cm_write_transition(p));
+        }
+        pte->flags &= ~CM_PTE_DIRTY;
+    }
+    cm_cm.dirty.n = 0;
+    /* Write-throughs and notices complete before anyone can see the release. */
+    CM_CHECK(cm_rma_flush_all(cm_cm.rma));
+    cm_cm.st.release_ns += cm_time_ns() - t0;
+    return CM_OK;
+}
+
+static cm_status_t cm_cm_acquire(void)
+{
+    uint64_t t0 = cm_time_ns(), kept = 0;
+    bool overflow = false;
+
+    cm_cm.st.acquires++;
+    /* Our own forwarded stores land before we might copy a page back in. */
+    cm_cm_flush_doubling();
+    CM_CHECK(cm_rma_flush_all(cm_cm.rma));
+
+    CM_CHECK(cm_wn_drain(&cm_cm.wn, cm_cm_invalidate_visit, NULL, &overflow));
+    for (uint64_t i = 0; i < cm_cm.selfn.n; i++) {
+        uint64_t p = cm_cm.selfn.v[i];
+        cm_cm.pte[p].flags &= ~CM_PTE_SELF;
+        CM_CHECK(cm_cm_invalidate(p));
+    }
+    cm_cm.selfn.n = 0;
+    /* Unsafe pages get no notices: look at their directory entries instead. Weak, or a writer
+     * left since we joined (the version moved): our copy may be older than its writes. */
+    for (uint64_t i = 0; i < cm_cm.unsafe.n; i++) {
+        uint64_t p = cm_cm.unsafe.v[i], version;
+        cm_dir_entry_t e;
+        if (!cm_cm.pte[p].mapped || !(cm_cm.pte[p].flags & CM_PTE_UNSAFE)) {
+            continue;
+        }
+        CM_CHECK(cm_dir_read(&cm_cm.dir, p, &e, &version));
+        cm_cm.st.unsafe_checks++;
+        if (cm_dir_state(e.sharers, e.writers) == CM_PAGE_WEAK ||
+            (uint32_t)version != cm_cm.pte[p].version) {
+            CM_CHECK(cm_cm_invalidate(p));
+        } else {
+            cm_cm.unsafe.v[kept++] = (uint32_t)p;
+        }
+    }
+    cm_cm.unsafe.n = kept;
+    if (overflow) {
+        CM_CHECK(cm_cm_invalidate_all());
+    }
+    cm_cm.st.acquire_ns += cm_time_ns() - t0;
+    return CM_OK;
+}
+
+/* ---- initialization phase ---------------------------------------------------- */
+
+/*
+ * The first barrier (or cm_init_done) ends the initialization phase: every
+ * process drops all its mappings and the directory starts afresh, so that
+ * each page's next access is a first touch that may move its home. Between
+ * the two barriers nobody touches remote metadata.
+ */
+static cm_status_t cm_cm_init_end(void)
+{
+    if (mprotect(cm_cm.app, cm_cm.npages << cm_cm.shift, PROT_NONE) != 0) {
+        cm_error("mprotect of the shared region failed: %s", strerror(errno));
+        return CM_ERR_NO_MEMORY;
+    }
+    memset(cm_cm.pte, 0, cm_cm.npages * sizeof(*cm_cm.pte));
+    cm_cm.dirty.n  = 0;
+    cm_cm.unsafe.n = 0;
+    cm_cm.selfn.n  = 0;
+    cm_dir_reset_local(&cm_cm.dir);
+    cm_wn_reset_local(&cm_cm.wn);
+    CM_CHECK(cm_barrier_wait(&cm_cm.barrier));
+    cm_cm.dir.first_touch = cm_rt.config.first_touch;
+    cm_cm.init_phase      = false;
+    return CM_OK;
+}
+
+static cm_status_t cm_cm_init_done(void)
+{
+    if (!cm_cm.init_phase) {
+        return CM_OK;
+    }
+    CM_CHECK(cm_cm_release());
+    CM_CHECK(cm_barrier_wait(&cm_cm.barrier));
+    return cm_cm_init_end();
+}
+
+static cm_status_t cm_cm_barrier(void)
+{
+    uint64_t t0;
+
+    CM_CHECK(cm_cm_release());
+    t0 = cm_time_ns();
+    CM_CHECK(cm_barrier_wait(&cm_cm.barrier));
+    cm_cm.st.barrier_ns += cm_time_ns() - t0;
+    cm_cm.st.barriers++;
+    if (cm_cm.init_phase) {
+        return cm_cm_init_end();
+    }
+    return cm_cm_acquire();
+}
+
+/* ---- locks ------------------------------------------------------------------- */
+
+static cm_status_t cm_cm_lock_addr(unsigned id, int *home, uint64_t **tail, cm_mcs_qnode_t **q)
+{
+    if (id >= cm_cm.meta->nlocks) {
+        cm_error("lock id %u is out of range: CM_LOCKS=%u allows 0..%u", id, cm_cm.meta->nlocks,
+                 cm_cm.meta->nlocks - 1);
+        return CM_ERR_INVALID;
+    }
+    *home = (int)(id % (unsigned)cm_cm.nprocs);
+    *tail = (uint64_t *)(cm_cm.meta_base + cm_cm.meta->lock_tails) + id / (unsigned)cm_cm.nprocs;
+    *q    = (cm_mcs_qnode_t *)(cm_cm.meta_base + cm_cm.meta->lock_qnodes +
+                               (size_t)id * CM_META_LOCK_QNODE);
+    return CM_OK;
+}
+
+static cm_status_t cm_cm_lock_acquire(unsigned id)
+{
+    int home;
+    uint64_t *tail, t0;
+    cm_mcs_qnode_t *q;
+
+    CM_CHECK(cm_cm_lock_addr(id, &home, &tail, &q));
+    t0 = cm_time_ns();
+    CM_CHECK(cm_mcs_acquire(cm_cm.rma, home, tail, q, NULL));
+    cm_cm.st.lock_wait_ns += cm_time_ns() - t0;
+    if (home == cm_cm.me) {
+        cm_cm.st.lock_acquires_local++;
+    } else {
+        cm_cm.st.lock_acquires_remote++;
+    }
+    return cm_cm_acquire();
+}
+
+static cm_status_t cm_cm_lock_release(unsigned id)
+{
+    int home;
+    uint64_t *tail;
+    cm_mcs_qnode_t *q;
+
+    CM_CHECK(cm_cm_lock_addr(id, &home, &tail, &q));
+    CM_CHECK(cm_cm_release());
+    return cm_mcs_release(cm_cm.rma, home, tail, q, NULL, NULL, NULL);
+}
+
+/* ---- statistics ------------------------------------------------------------ */
+
+static void cm_cm_stats(cm_stats_t *s)
+{
+    cm_rma_stats_t r;
+
+    *s = cm_cm.st;
+    cm_rma_get_stats(cm_cm.rma, &r);
+    s->total_ns           = cm_time_ns() - cm_cm.t_start;
+    s->dir_updates        = cm_cm.dir.updates;
+    s->dir_retries        = cm_cm.dir.retries;
+    s->notices_posted     = cm_cm.wn.posted;
+    s->notices_suppressed = cm_cm.wn.suppressed;
+    s->notices_drained    = cm_cm.wn.drained;
+    s->ring_overflows     = cm_cm.wn.overflows;
+    s->merge_flushes      = cm_cm.mb.line_flushes;
+    s->puts               = r.puts;
+    s->gets               = r.gets;
+    s->atomics            = r.atomics;
+    s->bytes_put          = r.bytes_put;
+    s->bytes_got          = r.bytes_got;
+}
+
+static void cm_cm_stats_reset(void)
+{
+    memset(&cm_cm.st, 0, sizeof(cm_cm.st));
+    cm_cm.dir.updates = cm_cm.dir.retries = 0;
+    cm_cm.wn.posted = cm_cm.wn.suppressed = cm_cm.wn.drained = cm_cm.wn.overflows = 0;
+    cm_cm.wn.full = 0;
+    cm_cm.mb.line_flushes = 0;
+    cm_cm.t_start = cm_time_ns();
+}
+
+static const char *cm_cm_describe(void)
+{
+    return cm_cm.describe;
+}
+
+static cm_status_t cm_cm_page_home(const void *addr, int *home)
+{
+    uintptr_t a = (uintptr_t)addr;
+    cm_dir_entry_t e;
+
+    if (a - (uintptr_t)cm_cm.app >= (cm_cm.npages << cm_cm.shift)) {
+        return CM_ERR_INVALID;
+    }
+    CM_CHECK(cm_dir_read(&cm_cm.dir, cm_cm_page(a), &e, NULL));
+    *home = (int)e.home;
+    return CM_OK;
+}
+
+/* ---- init / fini -------------------------------------------------------------- */
+
+static cm_status_t cm_cm_init(void)
+{
+    const cm_config_t *cfg = &cm_rt.config;
+    static const char *const variants[] = {"CHSM", "CHSN", "CHHM", "CHHN", "NHHM", "NHHN",
+                                           "NSHM", "NSHN", "NSSN", "NSSM"};
+    const char *vname = variants[cfg->variant];
+    cm_dir_impl_t impl;
+
+    if (cfg->variant != CM_VARIANT_CHSM && cfg->variant != CM_VARIANT_CHSN) {
+        cm_error("CM_VARIANT=%s is not implemented yet (implemented: CHSM, CHSN)", vname);
+        return CM_ERR_UNSUPPORTED;
+    }
+    if (cfg->variant == CM_VARIANT_CHSM && cfg->merge_lines == 0) {
+        cm_error("CM_MERGE_LINES=0: CHSM needs a merge buffer of at least one line (CHSN is the "
+                 "variant without one)");
+        return CM_ERR_INVALID;
+    }
+    if (!cm_hooks_linked) {
+        cm_error("CM_VARIANT=%s forwards writes in software, but this program was built without "
+                 "the store hooks: build it with cmcc (or run its .hooks binary; cmrun picks it)",
+                 vname);
+        return CM_ERR_UNSUPPORTED;
+    }
+    memset(&cm_cm, 0, sizeof(cm_cm));
+    cm_cm.me         = cm_rt.rank;
+    cm_cm.nprocs     = cm_rt.nprocs;
+    cm_cm.rma        = cm_rt.rma;
+    cm_cm.app        = cm_rt.shared_base;
+    cm_cm.net        = cm_rt.shared_net;
+    cm_cm.ps         = cm_rt.page_size;
+    cm_cm.shift      = (unsigned)__builtin_ctzll(cm_rt.page_size);
+    cm_cm.npages     = cm_rt.npages;
+    cm_cm.meta_base  = cm_rt.meta_base;
+    cm_cm.meta       = &cm_rt.meta;
+    cm_cm.merge      = (cfg->variant == CM_VARIANT_CHSM);
+    cm_cm.init_phase = true;
+
+    switch ((cm_directory_kind_t)cfg->directory) {
+    case CM_DIRECTORY_MCS:
+        impl = CM_DIR_IMPL_MCS;
+        break;
+    case CM_DIRECTORY_CAS:
+        impl = CM_DIR_IMPL_CAS;
+        break;
+    default:
+        impl = (cm_cm.nprocs <= CM_DIR_MAX_PROCS_CAS) ? CM_DIR_IMPL_CAS : CM_DIR_IMPL_MCS;
+        break;
+    }
+    CM_CHECK(cm_dir_init(&cm_cm.dir, cm_cm.rma, impl, cm_cm.meta_base, cm_cm.meta,
+                         (unsigned)cfg->unsafe_threshold));
+    CM_CHECK(cm_wn_init(&cm_cm.wn, cm_cm.rma, cm_cm.meta_base, cm_cm.meta));
+    cm_barrier_init(&cm_cm.barrier, cm_cm.rma,
+                    (uint64_t *)(cm_cm.meta_base + cm_cm.meta->barrier_flags));
+
+    cm_cm.pte      = calloc(cm_cm.npages, sizeof(*cm_cm.pte));
+    cm_cm.dirty.v  = malloc(cm_cm.npages * sizeof(uint32_t));
+    cm_cm.unsafe.v = malloc(cm_cm.npages * sizeof(uint32_t));
+    cm_cm.selfn.v  = malloc(cm_cm.npages * sizeof(uint32_t));
+    cm_cm.mb_entries = calloc(cfg->merge_lines ? cfg->merge_lines : 1, sizeof(cm_merge_entry_t));
+    if (cm_cm.pte == NULL || cm_cm.dirty.v == NULL || cm_cm.unsafe.v == NULL ||
+        cm_cm.selfn.v == NULL || cm_cm.mb_entries == NULL) {
+        cm_error("cashmere: out of memory for the page table of %" PRIu64 " pages", cm_cm.npages);
+        return CM_ERR_NO_MEMORY;
+    }
+    cm_merge_init(&cm_cm.mb, cm_cm.mb_entries, (unsigned)cfg->merge_lines, cm_cm_forward_range,
+                  NULL);
+
+    /* Every page starts unmapped: its first access faults and joins the directory. */
+    if (mprotect(cm_cm.app, cm_cm.npages << cm_cm.shift, PROT_NONE) != 0) {
+        cm_error("mprotect of the shared region failed: %s", strerror(errno));
+        return CM_ERR_NO_MEMORY;
+    }
+    cm_hooks_set_range((uintptr_t)cm_cm.app, cm_cm.npages << cm_cm.shift, cm_cm_store);
+
+    {
+        char merge[64];
+        snprintf(merge, sizeof(merge), "M: software merge buffer, %lu lines of %d B",
+                 cfg->merge_lines, CM_MERGE_LINE);
+        snprintf(cm_cm.describe, sizeof(cm_cm.describe),
+                 "cashmere %s: C: page copied from its home on a fault (RMA get); H reads: the "
+                 "local copy; S writes: compiler store hooks forward stores to the home (RMA put); "
+                 "%s; directory: %s; homes: round-robin, then %s",
+                 vname, cm_cm.merge ? merge : "N: one put per store",
+                 (impl == CM_DIR_IMPL_CAS) ? "compare-and-swap word" : "MCS lock per entry",
+                 cfg->first_touch ? "first touch after initialization" : "fixed");
+    }
+    cm_cm.t_start = cm_time_ns();
+    cm_cm.ready   = true;
+    return CM_OK;
+}
+
+static void cm_cm_fini(void)
+{
+    if (!cm_cm.ready) {
+        return;
+    }
+    cm_hooks_set_range(0, 0, NULL);
+    cm_wn_fini(&cm_cm.wn);
+    free(cm_cm.pte);
+    free(cm_cm.dirty.v);
+    free(cm_cm.unsafe.v);
+    free(cm_cm.selfn.v);
+    free(cm_cm.mb_entries);
+    cm_cm.ready = false;
+}
+
+const cm_protocol_t cm_protocol_cashmere = {
+    .name         = "cashmere",
+    .init         = cm_cm_init,
+    .fini         = cm_cm_fini,
+    .fault        = cm_cm_fault,
+    .lock_acquire = cm_cm_lock_acquire,
+    .lock_release = cm_cm_lock_release,
+    .barrier      = cm_cm_barrier,
+    .init_done    = cm_cm_init_done,
+    .stats        = cm_cm_stats,
+    .stats_reset  = cm_cm_stats_reset,
+    .describe     = cm_cm_describe,
+    .page_home    = cm_cm_page_home,
+};

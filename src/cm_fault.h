@@ -1,0 +1,14 @@
+/* SIGSEGV-driven page faults on the application view of the shared region. */
+#ifndef CM_FAULT_H
+#define CM_FAULT_H
+
+#include "cm.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Faults in [lo, lo + span) call fn; others go to the previous SIGSEGV disposition. */
+cm_status_t cm_fault_install(void *lo, size_t span, cm_status_t (*fn)(void *addr, bool write));
+void cm_fault_uninstall(void);
+
+#endif

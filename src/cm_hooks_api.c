@@ -1,0 +1,34 @@
+/* The runtime's side of the store hooks (see cm_hooks_api.h). */
+#include "config.h"
+#include "src/cm_hooks_api.h"
+
+volatile int cm_hooks_linked;
+
+static volatile uintptr_t *cm_hooks_lo;
+static volatile uintptr_t *cm_hooks_span;
+static void (*cm_hooks_handler)(uintptr_t addr, size_t len);
+
+void cm_hooks_register(volatile uintptr_t *lo, volatile uintptr_t *span)
+{
+    cm_hooks_lo     = lo;
+    cm_hooks_span   = span;
+    cm_hooks_linked = 1;
+}
+
+void cm_hooks_set_range(uintptr_t lo, uintptr_t span, void (*handler)(uintptr_t addr, size_t len))
+{
+    if (cm_hooks_lo == NULL) {
+        return;
+    }
+    *cm_hooks_span   = 0; /* never a moment with a new base and an old span */
+    cm_hooks_handler = handler;
+    *cm_hooks_lo     = lo;
+    *cm_hooks_span   = (handler != NULL) ? span : 0;
+}
+
+void cm_hook_store(uintptr_t addr, size_t len)
+{
+    if (cm_hooks_handler != NULL) {
+        cm_hooks_handler(addr, len);
+    }
+}

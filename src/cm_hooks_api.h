@@ -1,0 +1,27 @@
+/*
+ * The contract between the runtime and the store hooks that `cmcc` compiles
+ * into a program (src/cm_hooks.c, libcashmere_hooks.a). The compiler's
+ * instrumentation calls __asan_store<N>(addr) before every store; the hook
+ * checks addr against [*lo, *lo + *span) in a few instructions and passes a
+ * shared store to cm_hook_store. The range variables live in the program
+ * (fast to reach); the hooks hand their addresses over at start-up.
+ */
+#ifndef CM_HOOKS_API_H
+#define CM_HOOKS_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Non-zero once a program built with the hooks has started (its constructors ran). */
+extern volatile int cm_hooks_linked;
+
+/* Called by the hooks' constructor: where the range check reads lo and span. */
+void cm_hooks_register(volatile uintptr_t *lo, volatile uintptr_t *span);
+
+/* Runtime: stores in [lo, lo + span) go to handler; span 0 turns the hooks off. */
+void cm_hooks_set_range(uintptr_t lo, uintptr_t span, void (*handler)(uintptr_t addr, size_t len));
+
+/* Called by the hooks for a store (or memcpy/memset/memmove destination) in the range. */
+void cm_hook_store(uintptr_t addr, size_t len);
+
+#endif

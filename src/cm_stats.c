@@ -1,0 +1,85 @@
+#include "config.h"
+#include "src/cm_stats.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+void cm_stats_total(const cm_stats_t *per_proc, int nprocs, cm_stats_t *total)
+{
+    memset(total, 0, sizeof(*total));
+    for (int r = 0; r < nprocs; r++) {
+#define CM_STATS_SUM(_name, _doc) total->_name += per_proc[r]._name;
+        CM_STATS_TIMERS(CM_STATS_SUM)
+        CM_STATS_COUNTERS(CM_STATS_SUM)
+#undef CM_STATS_SUM
+    }
+    /* Wall time is not additive: the job's is the longest. */
+    total->total_ns = 0;
+    for (int r = 0; r < nprocs; r++) {
+        if (per_proc[r].total_ns > total->total_ns) {
+            total->total_ns = per_proc[r].total_ns;
+        }
+    }
+}
+
+void cm_stats_print_table(FILE *out, const cm_stats_t *per_proc, int nprocs, const char *header)
+{
+    cm_stats_t total;
+    int shown = (nprocs <= 16) ? nprocs : 0; /* beyond 16 processes only the total fits */
+
+    cm_stats_total(per_proc, nprocs, &total);
+    fprintf(out, "# Cashmere-RMA statistics: %s\n", header);
+    fprintf(out, "%-22s", "");
+    for (int r = 0; r < shown; r++) {
+        fprintf(out, " %11s%-2d", "rank", r);
+    }
+    fprintf(out, " %13s\n", "total");
+#define CM_STATS_ROW_T(_name, _doc) \
+    fprintf(out, "%-22s", #_name); \
+    for (int r = 0; r < shown; r++) { \
+        fprintf(out, " %13.3f", (double)per_proc[r]._name / 1e6); \
+    } \
+    fprintf(out, " %13.3f\n", (double)total._name / 1e6);
+#define CM_STATS_ROW_C(_name, _doc) \
+    fprintf(out, "%-22s", #_name); \
+    for (int r = 0; r < shown; r++) { \
+        fprintf(out, " %13" PRIu64, per_proc[r]._name); \
+    } \
+    fprintf(out, " %13" PRIu64 "\n", total._name);
+    fprintf(out, "# times in ms\n");
+    CM_STATS_TIMERS(CM_STATS_ROW_T)
+    fprintf(out, "# counts\n");
+    CM_STATS_COUNTERS(CM_STATS_ROW_C)
+#undef CM_STATS_ROW_T
+#undef CM_STATS_ROW_C
+}
+
+static void cm_stats_json_obj(FILE *out, const cm_stats_t *s)
+{
+    const char *sep = "";
+    fputc('{', out);
+#define CM_STATS_JSON(_name, _doc) \
+    fprintf(out, "%s\"%s\": %" PRIu64, sep, #_name, s->_name); \
+    sep = ", ";
+    CM_STATS_TIMERS(CM_STATS_JSON)
+    CM_STATS_COUNTERS(CM_STATS_JSON)
+#undef CM_STATS_JSON
+    fputc('}', out);
+}
+
+void cm_stats_write_json(FILE *out, const cm_stats_t *per_proc, int nprocs, const char *header)
+{
+    cm_stats_t total;
+
+    cm_stats_total(per_proc, nprocs, &total);
+    fprintf(out, "{\n  \"header\": \"%s\",\n  \"nprocs\": %d,\n  \"processes\": [\n", header,
+            nprocs);
+    for (int r = 0; r < nprocs; r++) {
+        fprintf(out, "    ");
+        cm_stats_json_obj(out, &per_proc[r]);
+        fprintf(out, "%s\n", (r + 1 < nprocs) ? "," : "");
+    }
+    fprintf(out, "  ],\n  \"total\": ");
+    cm_stats_json_obj(out, &total);
+    fprintf(out, "\n}\n");
+}

@@ -1,0 +1,67 @@
+/*
+ * Per-process protocol statistics, declared once. cm_finalize gathers them on
+ * rank 0 (one-sided puts into its metadata segment), which prints a table of
+ * every process and the total, and writes JSON when CM_STATS names a file.
+ */
+#ifndef CM_STATS_H
+#define CM_STATS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Times, in nanoseconds. */
+#define CM_STATS_TIMERS(_) \
+    _(total_ns,      "wall time from cm_init to cm_finalize") \
+    _(fault_ns,      "in page faults (directory, page copy, mapping)") \
+    _(lock_wait_ns,  "waiting for locks (MCS queue)") \
+    _(barrier_ns,    "waiting in barriers (dissemination rounds)") \
+    _(release_ns,    "in releases (write-through flush, delayed notices)") \
+    _(acquire_ns,    "in acquires (notice drain, self-invalidation)")
+
+/* Counts. */
+#define CM_STATS_COUNTERS(_) \
+    _(read_faults,        "page faults on a load") \
+    _(write_faults,       "page faults on a store") \
+    _(pages_fetched,      "pages copied from their home") \
+    _(home_migrations,    "pages whose home moved here on first touch") \
+    _(dir_updates,        "directory read-modify-writes") \
+    _(dir_retries,        "directory compare-and-swap retries") \
+    _(notices_posted,     "write notices posted to other processes") \
+    _(notices_suppressed, "write notices not posted: one already pending there") \
+    _(notices_self,       "write notices to itself (joining a weak page)") \
+    _(notices_drained,    "write notices consumed at acquires") \
+    _(invalidations,      "pages self-invalidated") \
+    _(unsafe_pages,       "pages this process marked unsafe") \
+    _(unsafe_checks,      "unsafe pages checked in the directory at acquires") \
+    _(ring_overflows,     "write-notice ring overflows (everything invalidated)") \
+    _(doubled_stores,     "shared stores forwarded to homes (hook calls)") \
+    _(forwarded_puts,     "write-through transfers to homes") \
+    _(merge_flushes,      "merge-buffer lines written through") \
+    _(lock_acquires_local,  "lock acquires, lock homed here") \
+    _(lock_acquires_remote, "lock acquires, lock homed elsewhere") \
+    _(barriers,           "barriers") \
+    _(acquires,           "acquire operations") \
+    _(releases,           "release operations") \
+    _(puts,               "one-sided puts issued") \
+    _(gets,               "one-sided gets issued") \
+    _(atomics,            "one-sided atomics issued") \
+    _(bytes_put,          "bytes put") \
+    _(bytes_got,          "bytes got")
+
+typedef struct {
+#define CM_STATS_FIELD(_name, _doc) uint64_t _name;
+    CM_STATS_TIMERS(CM_STATS_FIELD)
+    CM_STATS_COUNTERS(CM_STATS_FIELD)
+#undef CM_STATS_FIELD
+} cm_stats_t;
+
+/* Table: one column per process and a total (timers in ms). */
+void cm_stats_print_table(FILE *out, const cm_stats_t *per_proc, int nprocs, const char *header);
+
+/* JSON: {"header": ..., "processes": [...], "total": {...}}. */
+void cm_stats_write_json(FILE *out, const cm_stats_t *per_proc, int nprocs, const char *header);
+
+/* Sums per_proc into *total. */
+void cm_stats_total(const cm_stats_t *per_proc, int nprocs, cm_stats_t *total);
+
+#endif

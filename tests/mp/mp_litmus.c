@@ -1,0 +1,312 @@
+/*
+ * Release-consistency litmus tests of the shared memory, through the public
+ * API only (plain loads and stores to cm_malloc'ed memory, cm_lock_*,
+ * cm_barrier), each repeated with random delays to shake out races:
+ *
+ *   msgpass    data written before a lock release is seen after the matching acquire
+ *   counter    a lock-protected shared counter reaches exactly nprocs x iters
+ *   barrier    every process's writes before a barrier are seen by all after it
+ *   falseshare many writers to disjoint words of the same pages merge at the home
+ *   weak       pages written and read by everyone (weak; unsafe with CM_UNSAFE_THRESHOLD=0)
+ *   migrate    after initialization a page's home moves to its first toucher
+ *   memops     memcpy/memset/memmove into shared memory are written through too
+ *   all        every test above
+ *
+ *   mp_litmus TEST [--iters N] [--seed S]
+ */
+#include "mp_common.h"
+
+#include <unistd.h>
+
+static int me, np, iters = 50;
+static unsigned seed = 1;
+
+/* Random pause of 0-100 us in about a third of the calls. */
+static void jitter(void)
+{
+    unsigned r = (unsigned)rand_r(&seed);
+    if (r % 3 == 0) {
+        usleep(r % 100);
+    }
+}
+
+/* A lock acts as a mailbox: rank 0 posts rounds of data, the others read each round. */
+static void test_msgpass(void)
+{
+    const size_t n = 3 * 4096 / sizeof(long) + 17; /* spans four pages */
+    long *data = cm_malloc(n * sizeof(long));
+    volatile long *round = cm_malloc(sizeof(long));
+    long *seen = cm_malloc((size_t)np * sizeof(long)); /* each reader's last round: falsely shared */
+    int lock = 3;
+
+    cm_barrier();
+    for (int k = 1; k <= iters; k++) {
+        if (me == 0) {
+            /* Wait until every reader consumed the previous round, then post the next. */
+            for (;;) {
+                int done = 1;
+                cm_lock_acquire(lock);
+                for (int r = 1; r < np; r++) {
+                    done &= (seen[r] == k - 1);
+                }
+                if (done) {
+                    for (size_t i = 0; i < n; i++) {
+                        data[i] = (long)k * 1000003L + (long)i;
+                    }
+                    *round = k;
+                }
+                cm_lock_release(lock);
+                if (done) {
+                    break;
+                }
+                jitter();
+            }
+        } else {
+            for (;;) {
+                long r;
+                cm_lock_acquire(lock);
+                r = *round;
+                if (r == k) {
+                    for (size_t i = 0; i < n; i++) {
+                        MP_CHECK(data[i] == (long)k * 1000003L + (long)i,
+                                 "round %d: data[%zu] = %ld after the acquire", k, i, data[i]);
+                    }
+                    seen[me] = k;
+                }
+                cm_lock_release(lock);
+                if (r == k) {
+                    break;
+                }
+                MP_CHECK(r == k - 1, "round %ld seen while waiting for %d", r, k);
+                jitter();
+            }
+        }
+    }
+    cm_barrier();
+    if (me == 0) {
+        printf("litmus msgpass: %d rounds to %d readers OK\n", iters, np - 1);
+    }
+}
+
+static void test_counter(void)
+{
+    long *counter = cm_malloc(sizeof(long));
+    long *other = cm_malloc(sizeof(long)); /* a second counter on a second lock */
+
+    cm_barrier();
+    for (int i = 0; i < iters; i++) {
+        cm_lock_acquire(7);
+        long v = *counter;
+        jitter();
+        *counter = v + 1;
+        cm_lock_release(7);
+        cm_lock_acquire(7 + np); /* same home, different lock */
+        *other += 2;
+        cm_lock_release(7 + np);
+    }
+    cm_barrier();
+    MP_CHECK(*counter == (long)np * iters, "counter %ld, expected %ld", *counter, (long)np * iters);
+    MP_CHECK(*other == 2L * np * iters, "second counter %ld", *other);
+    cm_barrier();
+    if (me == 0) {
+        printf("litmus counter: %ld increments OK\n", *counter);
+    }
+}
+
+static void test_barrier(void)
+{
+    const size_t per = 2 * 4096 / sizeof(int) + 5; /* uneven blocks: shared boundary pages */
+    int *a = cm_malloc(per * (size_t)np * sizeof(int));
+
+    for (int k = 0; k < iters / 5 + 2; k++) {
+        for (size_t i = 0; i < per; i++) {
+            a[(size_t)me * per + i] = k * 7919 + me * 31 + (int)i;
+        }
+        jitter();
+        cm_barrier();
+        for (int r = 0; r < np; r++) {
+            for (size_t i = 0; i < per; i++) {
+                int want = k * 7919 + r * 31 + (int)i;
+                MP_CHECK(a[(size_t)r * per + i] == want, "phase %d: block of rank %d, [%zu] = %d, "
+                         "expected %d", k, r, i, a[(size_t)r * per + i], want);
+            }
+        }
+        cm_barrier();
+    }
+    if (me == 0) {
+        printf("litmus barrier: %d phases OK\n", iters / 5 + 2);
+    }
+}
+
+static void test_falseshare(void)
+{
+    const size_t words = 3 * 4096 / sizeof(long); /* three pages, interleaved writers */
+    long *w = cm_malloc(words * sizeof(long));
+
+    for (int k = 1; k <= iters / 5 + 2; k++) {
+        for (size_t i = (size_t)me; i < words; i += (size_t)np) {
+            w[i] = k * 100000L + (long)i;
+            if (i % 97 == 0) {
+                jitter();
+            }
+        }
+        cm_barrier();
+        for (size_t i = 0; i < words; i++) {
+            MP_CHECK(w[i] == k * 100000L + (long)i, "phase %d: word %zu = %ld (writer %zu)", k, i,
+                     w[i], i % (size_t)np);
+        }
+        cm_barrier();
+    }
+    if (me == 0) {
+        printf("litmus falseshare: %zu words by %d writers OK\n", words, np);
+    }
+}
+
+/* Everyone writes its own words of shared pages under a lock and reads everybody's. */
+static void test_weak(void)
+{
+    const int pages = 4;
+    long *p = cm_malloc((size_t)pages * 4096);
+    const size_t stride = 4096 / sizeof(long);
+
+    cm_barrier();
+    for (int k = 1; k <= iters; k++) {
+        cm_lock_acquire(11);
+        for (int g = 0; g < pages; g++) {
+            p[(size_t)g * stride + (size_t)me] = k;                      /* my word */
+            p[(size_t)g * stride + 256] += 1;                            /* everybody's */
+        }
+        cm_lock_release(11);
+        jitter();
+        cm_lock_acquire(11);
+        for (int g = 0; g < pages; g++) {
+            MP_CHECK(p[(size_t)g * stride + (size_t)me] == k, "lost my own write on page %d", g);
+            for (int r = 0; r < np; r++) {
+                MP_CHECK(p[(size_t)g * stride + (size_t)r] <= iters, "garbage on page %d", g);
+            }
+        }
+        cm_lock_release(11);
+    }
+    cm_barrier();
+    for (int g = 0; g < pages; g++) {
+        for (int r = 0; r < np; r++) {
+            MP_CHECK(p[(size_t)g * stride + (size_t)r] == iters, "page %d: rank %d's word %ld", g, r,
+                     p[(size_t)g * stride + (size_t)r]);
+        }
+        MP_CHECK(p[(size_t)g * stride + 256] == (long)np * iters, "page %d: shared count %ld", g,
+                 p[(size_t)g * stride + 256]);
+    }
+    cm_barrier();
+    if (me == 0) {
+        printf("litmus weak: %d pages, %d rounds OK\n", pages, iters);
+    }
+}
+
+/* Rank 0 initializes; after the first barrier each page belongs to its first toucher. */
+static void test_migrate(void)
+{
+    const size_t per = 3; /* pages per rank */
+    char *a = cm_malloc(per * (size_t)np * 4096);
+    int home;
+
+    if (me == 0) {
+        for (size_t i = 0; i < per * (size_t)np * 4096; i++) {
+            a[i] = (char)(i % 251);
+        }
+    }
+    cm_barrier(); /* ends initialization */
+    for (size_t g = 0; g < per; g++) {
+        char *page = a + ((size_t)me * per + g) * 4096;
+        MP_CHECK(page[17] == (char)((((size_t)me * per + g) * 4096 + 17) % 251),
+                 "data lost moving the page");
+        page[18] = (char)me; /* and written */
+    }
+    cm_barrier();
+    for (size_t g = 0; g < per * (size_t)np; g++) {
+        MP_OK(cm_rt.proto->page_home(a + g * 4096, &home));
+        if (cm_rt.config.first_touch) {
+            MP_CHECK(home == (int)(g / per), "page %zu lives at rank %d, first touched by rank %zu",
+                     g, home, g / per);
+        }
+        MP_CHECK(a[g * 4096 + 18] == (char)(g / per), "write after the move lost on page %zu", g);
+        MP_CHECK(a[g * 4096 + 19] == (char)((g * 4096 + 19) % 251), "page %zu garbled", g);
+    }
+    cm_barrier();
+    if (me == 0) {
+        printf("litmus migrate: %zu pages moved to their first toucher OK\n", per * (size_t)np);
+    }
+}
+
+static void test_memops(void)
+{
+    const size_t n = 3 * 4096;
+    char *a = cm_malloc(n * (size_t)np);
+    char local[3 * 4096];
+
+    for (size_t i = 0; i < n; i++) {
+        local[i] = (char)(me * 13 + (int)i);
+    }
+    memcpy(a + (size_t)me * n, local, n);               /* whole block */
+    memset(a + (size_t)me * n + 100, me + 1, 50);       /* a run in it */
+    memmove(a + (size_t)me * n + 4000, a + (size_t)me * n + 4001, 300); /* across a page edge */
+    cm_barrier();
+    for (int r = 0; r < np; r++) {
+        char expect[3 * 4096];
+        for (size_t i = 0; i < n; i++) {
+            expect[i] = (char)(r * 13 + (int)i);
+        }
+        memset(expect + 100, r + 1, 50);
+        memmove(expect + 4000, expect + 4001, 300);
+        MP_CHECK(memcmp(a + (size_t)r * n, expect, n) == 0, "rank %d's block differs", r);
+    }
+    cm_barrier();
+    if (me == 0) {
+        printf("litmus memops: memcpy/memset/memmove of %d blocks OK\n", np);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *test = (argc > 1) ? argv[1] : "all";
+    bool all = strcmp(test, "all") == 0;
+
+    for (int i = 2; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--iters") == 0) {
+            iters = atoi(argv[i + 1]);
+        } else if (strcmp(argv[i], "--seed") == 0) {
+            seed = (unsigned)atoi(argv[i + 1]);
+        }
+    }
+    cm_init(&argc, &argv);
+    me = cm_rank();
+    np = cm_nprocs();
+    seed = seed * 7919u + (unsigned)me;
+
+    /* migrate must come first: it ends the initialization phase itself. */
+    if (all || strcmp(test, "migrate") == 0) {
+        test_migrate();
+    }
+    if (all || strcmp(test, "msgpass") == 0) {
+        test_msgpass();
+    }
+    if (all || strcmp(test, "counter") == 0) {
+        test_counter();
+    }
+    if (all || strcmp(test, "barrier") == 0) {
+        test_barrier();
+    }
+    if (all || strcmp(test, "falseshare") == 0) {
+        test_falseshare();
+    }
+    if (all || strcmp(test, "weak") == 0) {
+        test_weak();
+    }
+    if (all || strcmp(test, "memops") == 0) {
+        test_memops();
+    }
+    if (me == 0) {
+        printf("litmus %s: OK\n", test);
+    }
+    cm_finalize();
+    return 0;
+}

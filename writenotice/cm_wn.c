@@ -1,0 +1,166 @@
+#include "config.h"
+#include "writenotice/cm_wn.h"
+#include "src/cm_log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+cm_status_t cm_wn_init(cm_wn_t *wn, cm_rma_t *rma, char *meta_base, const cm_meta_layout_t *meta)
+{
+    memset(wn, 0, sizeof(*wn));
+    wn->rma     = rma;
+    wn->rank    = cm_rma_rank(rma);
+    wn->ctl     = (uint64_t *)(meta_base + meta->wn_ctl);
+    wn->slots   = (uint64_t *)(meta_base + meta->wn_slots);
+    wn->pending = (uint64_t *)(meta_base + meta->wn_pending);
+    wn->cap     = meta->ring_slots;
+    wn->pending_words = (meta->npages + 63) / 64;
+    wn->guess   = calloc((size_t)cm_rma_nprocs(rma), sizeof(*wn->guess));
+    if (wn->guess == NULL) {
+        cm_error("write notices: out of memory");
+        return CM_ERR_NO_MEMORY;
+    }
+    return CM_OK;
+}
+
+void cm_wn_fini(cm_wn_t *wn)
+{
+    free(wn->guess);
+    wn->guess = NULL;
+}
+
+uint64_t cm_wn_reserve_next(uint64_t cur, uint32_t cap, bool *reserved)
+{
+    uint32_t head = CM_WN_HEAD(cur), tail = CM_WN_TAIL(cur);
+
+    if (tail - head < cap) {
+        *reserved = true;
+        return cur + 1; /* tail stays below 2^31: the owner rebases early */
+    }
+    *reserved = false;
+    return cur | CM_WN_OVERFLOW;
+}
+
+uint64_t cm_wn_consume_next(uint64_t cur, uint32_t n, uint32_t cap)
+{
+    uint32_t head = CM_WN_HEAD(cur) + n, tail = CM_WN_TAIL(cur);
+
+    if (head >= (1u << 30)) {
+        /* Keep both below 2^31 without moving any slot: subtract a multiple of cap. */
+        uint32_t sub = head & ~(cap - 1);
+        head -= sub;
+        tail -= sub;
+    }
+    return CM_WN_CTL(head, tail);
+}
+
+cm_status_t cm_wn_post(cm_wn_t *wn, int target, uint64_t page)
+{
+    uint64_t bit = 1ull << (page % 64), old, cur, next, value = page + 1;
+    uint64_t *word = &wn->pending[page / 64];
+    bool reserved = false;
+    cm_status_t status;
+
+    status = cm_rma_for(wn->rma, target, word, bit, &old);
+    if (status != CM_OK) {
+        return status;
+    }
+    if (old & bit) {
+        wn->suppressed++; /* one is already waiting there */
+        return CM_OK;
+    }
+    cur = wn->guess[target];
+    for (;;) {
+        /* Full and already flagged: the compare-and-swap of cur with itself only confirms that
+         * our guess is what is there (a drained ring must not drop the notice). */
+        next = cm_wn_reserve_next(cur, wn->cap, &reserved);
+        status = cm_rma_cswap(wn->rma, target, wn->ctl, cur, next, &old);
+        if (status != CM_OK) {
+            return status;
+        }
+        if (old == cur) {
+            break;
+        }
+        cur = old;
+    }
+    wn->guess[target] = next;
+    if (!reserved) {
+        wn->full++;
+        return CM_OK;
+    }
+    wn->posted++;
+    return cm_rma_put_nbi(wn->rma, target, &wn->slots[CM_WN_TAIL(cur) & (wn->cap - 1)], &value,
+                          sizeof(value));
+}
+
+cm_status_t cm_wn_drain(cm_wn_t *wn, cm_wn_visit_fn_t visit, void *arg, bool *overflowed)
+{
+    uint64_t cur, next, old, junk;
+    uint32_t head, n;
+    cm_status_t status;
+
+    *overflowed = false;
+    status = cm_rma_fadd(wn->rma, wn->rank, wn->ctl, 0, &cur); /* atomic read */
+    if (status != CM_OK) {
+        return status;
+    }
+    head = CM_WN_HEAD(cur);
+    n    = CM_WN_TAIL(cur) - head;
+    for (uint32_t i = 0; i < n; i++) {
+        volatile uint64_t *slot = &wn->slots[(head + i) & (wn->cap - 1)];
+        uint64_t page;
+
+        /* Reserved before we looked: its put is on the way. */
+        cm_rma_wait_u64(wn->rma, slot, CM_CMP_NE, 0);
+        page  = *slot - 1;
+        *slot = 0;
+        status = cm_rma_fand(wn->rma, wn->rank, &wn->pending[page / 64], ~(1ull << (page % 64)),
+                             &junk);
+        if (status == CM_OK) {
+            status = visit(page, arg);
+        }
+        if (status != CM_OK) {
+            return status;
+        }
+        wn->drained++;
+    }
+    if (n == 0 && !(cur & CM_WN_OVERFLOW)) {
+        return CM_OK;
+    }
+    /* Slots are zero before posters can see them free again. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    for (;;) {
+        next   = cm_wn_consume_next(cur, n, wn->cap);
+        status = cm_rma_cswap(wn->rma, wn->rank, wn->ctl, cur, next, &old);
+        if (status != CM_OK) {
+            return status;
+        }
+        if (old == cur) {
+            break;
+        }
+        cur = old; /* more reservations (or the overflow bit) arrived: keep them */
+    }
+    if (cur & CM_WN_OVERFLOW) {
+        /* Dropped notices: the caller invalidates everything, so no pending bit is owed. */
+        *overflowed = true;
+        wn->overflows++;
+        for (uint64_t w = 0; w < wn->pending_words; w++) {
+            if (__atomic_load_n(&wn->pending[w], __ATOMIC_RELAXED) != 0) {
+                status = cm_rma_fand(wn->rma, wn->rank, &wn->pending[w], 0, &junk);
+                if (status != CM_OK) {
+                    return status;
+                }
+            }
+        }
+    }
+    return CM_OK;
+}
+
+void cm_wn_reset_local(cm_wn_t *wn)
+{
+    *wn->ctl = 0;
+    memset(wn->slots, 0, (size_t)wn->cap * sizeof(uint64_t));
+    memset(wn->pending, 0, wn->pending_words * sizeof(uint64_t));
+    memset(wn->guess, 0, (size_t)cm_rma_nprocs(wn->rma) * sizeof(*wn->guess));
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
