@@ -106,6 +106,8 @@ void cm_rma_describe_peer(cm_rma_t *rma, int pe, char *buf, size_t len);
 
 cm_status_t cm_rma_put(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len);
 cm_status_t cm_rma_put_nbi(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len);
+/* Puts one word; the value is kept by this layer until the next flush. */
+cm_status_t cm_rma_put_u64_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value);
 cm_status_t cm_rma_get(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len);
 cm_status_t cm_rma_get_nbi(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len);
 
@@ -113,8 +115,7 @@ cm_status_t cm_rma_swap(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, u
 cm_status_t cm_rma_cswap(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t compare, uint64_t value,
                          uint64_t *old);
 cm_status_t cm_rma_fadd(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old);
-cm_status_t cm_rma_for(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old);
-cm_status_t cm_rma_fand(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old);
+/* (No fetch-or/and: UCX 1.13's shared-memory transports leave memory unchanged on OR.) */
 /* Atomic add without result, complete at the next flush. */
 cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value);
 /* Fetch-and-swap whose old value lands in *old at the next flush (*old must stay valid). */

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #define CM_RMA_MAX_SEGS 8
+/* Operands of non-blocking operations: UCX may read them after the call returns. */
+#define CM_RMA_STASH    1024
 
 struct cm_rma_seg {
     uintptr_t         base;
@@ -68,6 +70,8 @@ struct cm_rma {
 
     cm_rma_stats_t     stats;
     bool               direct_pending; /* copies into directly mapped memory since the last flush */
+    unsigned           stash_used;
+    uint64_t           stash[CM_RMA_STASH];
 };
 
 static inline void cm_rma_cpu_relax(void)
@@ -244,6 +248,20 @@ static inline void cm_rma_delay_defer(cm_rma_t *rma, int pe, uint64_t ready)
     if (ready > rma->pending_all_ns) {
         rma->pending_all_ns = ready;
     }
+}
+
+/*
+ * Keeps an operand alive until the next flush_all (which empties the stash;
+ * a full stash flushes first).
+ */
+static uint64_t *cm_rma_stash(cm_rma_t *rma, uint64_t value, cm_status_t *status)
+{
+    *status = CM_OK;
+    if (rma->stash_used == CM_RMA_STASH) {
+        *status = cm_rma_flush_all(rma);
+    }
+    rma->stash[rma->stash_used] = value;
+    return &rma->stash[rma->stash_used++];
 }
 
 /* ---- progress thread ---------------------------------------------------- */
@@ -1008,6 +1026,17 @@ cm_status_t cm_rma_put_nbi(cm_rma_t *rma, int pe, void *addr, const void *src, s
     return cm_rma_xfer(rma, pe, (void *)src, addr, len, true, false);
 }
 
+cm_status_t cm_rma_put_u64_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value)
+{
+    cm_status_t status;
+    uint64_t *src = cm_rma_stash(rma, value, &status);
+
+    if (status != CM_OK) {
+        return status;
+    }
+    return cm_rma_xfer(rma, pe, src, addr, sizeof(value), true, false);
+}
+
 cm_status_t cm_rma_get(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len)
 {
     return cm_rma_xfer(rma, pe, dst, addr, len, false, true);
@@ -1068,22 +1097,12 @@ cm_status_t cm_rma_fadd(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, u
     return cm_rma_atomic_fetch(rma, UCP_ATOMIC_OP_ADD, "atomic fetch-and-add", pe, addr, value, old);
 }
 
-cm_status_t cm_rma_for(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
-{
-    return cm_rma_atomic_fetch(rma, UCP_ATOMIC_OP_OR, "atomic fetch-and-or", pe, addr, value, old);
-}
-
-cm_status_t cm_rma_fand(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
-{
-    return cm_rma_atomic_fetch(rma, UCP_ATOMIC_OP_AND, "atomic fetch-and-and", pe, addr, value,
-                               old);
-}
-
 cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
 {
     ucp_request_param_t param = {0};
     cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, sizeof(uint64_t));
-    uint64_t ready;
+    uint64_t ready, *operand;
+    cm_status_t status;
 
     if (seg == NULL) {
         return CM_ERR_INVALID;
@@ -1095,13 +1114,16 @@ cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t valu
     param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
     param.reply_buffer = old;
+    operand = cm_rma_stash(rma, value, &status);
+    if (status != CM_OK) {
+        return status;
+    }
     ready = cm_rma_delay_begin(rma, pe, sizeof(uint64_t));
     if (ready != 0) {
         cm_rma_delay_defer(rma, pe, ready);
     }
     rma->stats.atomics++;
-    /* The operand is copied at issue; the reply lands in *old by the flush. */
-    return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_SWAP, &value, 1,
+    return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_SWAP, operand, 1,
                                                 (uint64_t)(uintptr_t)addr, seg->rkeys[pe], &param),
                               "atomic swap", pe);
 }
@@ -1123,7 +1145,8 @@ cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value
 {
     ucp_request_param_t param = {0};
     cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, sizeof(uint64_t));
-    uint64_t ready;
+    uint64_t ready, *operand;
+    cm_status_t status;
 
     if (seg == NULL) {
         return CM_ERR_INVALID;
@@ -1134,13 +1157,16 @@ cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value
     }
     param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
     param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
+    operand = cm_rma_stash(rma, value, &status);
+    if (status != CM_OK) {
+        return status;
+    }
     ready = cm_rma_delay_begin(rma, pe, sizeof(uint64_t));
     if (ready != 0) {
         cm_rma_delay_defer(rma, pe, ready);
     }
     rma->stats.atomics++;
-    /* The value is copied at issue: a stack variable is fine. */
-    return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_ADD, &value, 1,
+    return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_ADD, operand, 1,
                                                 (uint64_t)(uintptr_t)addr, seg->rkeys[pe], &param),
                               "atomic add", pe);
 }
@@ -1177,6 +1203,9 @@ cm_status_t cm_rma_flush_all(cm_rma_t *rma)
 
     status = cm_rma_req_wait(rma, ucp_worker_flush_nbx(rma->worker, &param), "flush of all ranks", -1);
     rma->stats.flushes++;
+    if (status == CM_OK) {
+        rma->stash_used = 0; /* every operand has been read */
+    }
     if (rma->pending_all_ns != 0) {
         cm_rma_delay_until(rma, rma->pending_all_ns);
         rma->pending_all_ns = 0;

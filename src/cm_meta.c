@@ -36,7 +36,7 @@ cm_status_t cm_meta_layout_compute(uint64_t npages, uint32_t nprocs, uint32_t nl
     out->dir_qnode     = cm_meta_take(&cursor, CM_META_QNODE);
     out->wn_ctl        = cm_meta_take(&cursor, sizeof(uint64_t));
     out->wn_slots      = cm_meta_take(&cursor, (size_t)slots * sizeof(uint64_t));
-    out->wn_pending    = cm_meta_take(&cursor, (npages + 63) / 64 * sizeof(uint64_t));
+    out->wn_pending    = cm_meta_take(&cursor, npages * sizeof(uint64_t));
     out->lock_tails    = cm_meta_take(&cursor, (size_t)out->lock_per_proc * sizeof(uint64_t));
     out->lock_qnodes   = cm_meta_take(&cursor, (size_t)nlocks * CM_META_LOCK_QNODE);
     out->barrier_flags = cm_meta_take(&cursor, CM_META_BARRIER_ROUNDS * sizeof(uint64_t));

@@ -35,7 +35,7 @@ typedef struct {
     size_t   dir_qnode;      /* this process's queue node for directory-entry locks */
     size_t   wn_ctl;         /* write-notice ring: head (high 32 bits) | tail (low 32 bits) */
     size_t   wn_slots;       /* ring_slots words: page + 1, 0 = empty */
-    size_t   wn_pending;     /* one bit per page: a notice for it sits in the ring */
+    size_t   wn_pending;     /* one word per page: 1 while a notice for it sits in the ring */
     size_t   lock_tails;     /* lock_per_proc words: MCS tail (rank + 1, 0 = free); lock l at home l % nprocs */
     size_t   lock_qnodes;    /* nlocks * CM_META_LOCK_QNODE */
     size_t   barrier_flags;  /* CM_META_BARRIER_ROUNDS words */

@@ -14,7 +14,7 @@ cm_status_t cm_wn_init(cm_wn_t *wn, cm_rma_t *rma, char *meta_base, const cm_met
     wn->slots   = (uint64_t *)(meta_base + meta->wn_slots);
     wn->pending = (uint64_t *)(meta_base + meta->wn_pending);
     wn->cap     = meta->ring_slots;
-    wn->pending_words = (meta->npages + 63) / 64;
+    wn->npages  = meta->npages;
     wn->guess   = calloc((size_t)cm_rma_nprocs(rma), sizeof(*wn->guess));
     if (wn->guess == NULL) {
         cm_error("write notices: out of memory");
@@ -56,16 +56,15 @@ uint64_t cm_wn_consume_next(uint64_t cur, uint32_t n, uint32_t cap)
 
 cm_status_t cm_wn_post(cm_wn_t *wn, int target, uint64_t page)
 {
-    uint64_t bit = 1ull << (page % 64), old, cur, next, value = page + 1;
-    uint64_t *word = &wn->pending[page / 64];
+    uint64_t old, cur, next;
     bool reserved = false;
     cm_status_t status;
 
-    status = cm_rma_for(wn->rma, target, word, bit, &old);
+    status = cm_rma_swap(wn->rma, target, &wn->pending[page], 1, &old);
     if (status != CM_OK) {
         return status;
     }
-    if (old & bit) {
+    if (old != 0) {
         wn->suppressed++; /* one is already waiting there */
         return CM_OK;
     }
@@ -89,8 +88,8 @@ cm_status_t cm_wn_post(cm_wn_t *wn, int target, uint64_t page)
         return CM_OK;
     }
     wn->posted++;
-    return cm_rma_put_nbi(wn->rma, target, &wn->slots[CM_WN_TAIL(cur) & (wn->cap - 1)], &value,
-                          sizeof(value));
+    return cm_rma_put_u64_nbi(wn->rma, target, &wn->slots[CM_WN_TAIL(cur) & (wn->cap - 1)],
+                              page + 1);
 }
 
 cm_status_t cm_wn_drain(cm_wn_t *wn, cm_wn_visit_fn_t visit, void *arg, bool *overflowed)
@@ -114,8 +113,8 @@ cm_status_t cm_wn_drain(cm_wn_t *wn, cm_wn_visit_fn_t visit, void *arg, bool *ov
         cm_rma_wait_u64(wn->rma, slot, CM_CMP_NE, 0);
         page  = *slot - 1;
         *slot = 0;
-        status = cm_rma_fand(wn->rma, wn->rank, &wn->pending[page / 64], ~(1ull << (page % 64)),
-                             &junk);
+        status = (page < wn->npages) ? cm_rma_swap(wn->rma, wn->rank, &wn->pending[page], 0, &junk)
+                                     : CM_ERR_INVALID;
         if (status == CM_OK) {
             status = visit(page, arg);
         }
@@ -141,12 +140,12 @@ cm_status_t cm_wn_drain(cm_wn_t *wn, cm_wn_visit_fn_t visit, void *arg, bool *ov
         cur = old; /* more reservations (or the overflow bit) arrived: keep them */
     }
     if (cur & CM_WN_OVERFLOW) {
-        /* Dropped notices: the caller invalidates everything, so no pending bit is owed. */
+        /* Dropped notices: the caller invalidates everything, so no pending word is owed. */
         *overflowed = true;
         wn->overflows++;
-        for (uint64_t w = 0; w < wn->pending_words; w++) {
-            if (__atomic_load_n(&wn->pending[w], __ATOMIC_RELAXED) != 0) {
-                status = cm_rma_fand(wn->rma, wn->rank, &wn->pending[w], 0, &junk);
+        for (uint64_t p = 0; p < wn->npages; p++) {
+            if (__atomic_load_n(&wn->pending[p], __ATOMIC_RELAXED) != 0) {
+                status = cm_rma_swap(wn->rma, wn->rank, &wn->pending[p], 0, &junk);
                 if (status != CM_OK) {
                     return status;
                 }
@@ -160,7 +159,7 @@ void cm_wn_reset_local(cm_wn_t *wn)
 {
     *wn->ctl = 0;
     memset(wn->slots, 0, (size_t)wn->cap * sizeof(uint64_t));
-    memset(wn->pending, 0, wn->pending_words * sizeof(uint64_t));
+    memset(wn->pending, 0, wn->npages * sizeof(uint64_t));
     memset(wn->guess, 0, (size_t)cm_rma_nprocs(wn->rma) * sizeof(*wn->guess));
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }

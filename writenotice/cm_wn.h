@@ -6,9 +6,11 @@
  *
  *   ctl word: bit 63 overflow | bits 32-62 head | bits 0-30 tail
  *   slots:    page + 1, 0 = not yet written
- *   pending:  one bit per page: a notice for it is in the ring (duplicate suppression)
+ *   pending:  one word per page: 1 while a notice for it is in the ring (duplicate
+ *             suppression; a word and fetch-and-swap, as UCX 1.13's shared-memory
+ *             transports do not implement fetch-or)
  *
- * A poster sets the page's pending bit (fetch-or; already set: done), then
+ * A poster sets the page's pending word (swap; it was already 1: done), then
  * reserves slot `tail` only if the ring has room, and puts the page there.
  * A full ring gets the overflow bit instead: nothing is lost, the owner then
  * invalidates every cached page at its next acquire. Every reservation is
@@ -35,7 +37,7 @@ typedef struct {
     uint64_t *slots;
     uint64_t *pending;
     uint32_t cap;        /* power of two */
-    uint64_t pending_words;
+    uint64_t npages;
     uint64_t *guess;     /* per target: the ctl value our last reservation left */
     /* counters */
     uint64_t posted, suppressed, full, drained, overflows;
@@ -59,13 +61,13 @@ cm_status_t cm_wn_post(cm_wn_t *wn, int target, uint64_t page);
 typedef cm_status_t (*cm_wn_visit_fn_t)(uint64_t page, void *arg);
 
 /*
- * Consumes this process's ring: visit(page) for every notice (its pending bit
- * cleared first). *overflowed: notices were dropped since the last drain, the
+ * Consumes this process's ring: visit(page) for every notice (its pending
+ * word cleared first). *overflowed: notices were dropped since the last drain, the
  * caller must invalidate everything.
  */
 cm_status_t cm_wn_drain(cm_wn_t *wn, cm_wn_visit_fn_t visit, void *arg, bool *overflowed);
 
-/* Empties this process's ring and bitmap; only while nobody can post (between two barriers). */
+/* Empties this process's ring and pending words; only while nobody can post (between two barriers). */
 void cm_wn_reset_local(cm_wn_t *wn);
 
 #endif

@@ -8,6 +8,8 @@
  *   mp_init die-kill     rank 1 is killed (SIGKILL) while the others spin in a wait
  *   mp_init stdin        every rank prints the size and a checksum of its stdin
  *   mp_init args A B...  every rank prints its arguments
+ *   mp_init oom          every rank asks cm_malloc for more than the shared region holds
+ *   mp_init badlock      every rank acquires a lock id beyond CM_LOCKS
  */
 #define _GNU_SOURCE
 #include "mp_common.h"
@@ -24,9 +26,10 @@ static void mode_info(void)
     uint64_t *table = (uint64_t *)cm_rt.scratch;
 
     MP_CHECK(me >= 0 && me < np, "rank %d of %d", me, np);
-    /* Fresh shared memory reads as zero and is writable. */
-    MP_CHECK(((volatile char *)cm_rt.shared_base)[cm_rt.shared_size - 1] == 0, "not zeroed");
-    ((volatile char *)cm_rt.shared_base)[cm_rt.shared_size - 1] = 1;
+    /* Fresh shared memory reads as zero and is writable (each rank its own byte of the last page). */
+    volatile char *mine_byte = (volatile char *)cm_rt.shared_base + cm_rt.shared_size - 1 - me;
+    MP_CHECK(*mine_byte == 0, "not zeroed");
+    *mine_byte = 1;
     /* Everyone sends rank 0 the addresses it mapped; rank 0 checks they are all the same. */
     MP_OK(cm_rma_put(rma, 0, table + 2 * me, mine, sizeof(mine)));
     MP_OK(cm_rma_barrier(rma));
@@ -89,6 +92,16 @@ int main(int argc, char **argv)
             printf(" [%s]", argv[i]);
         }
         printf("\n");
+    } else if (strcmp(mode, "oom") == 0) {
+        void *p = cm_malloc(1000);
+        MP_CHECK(p != NULL, "a small block");
+        p = cm_malloc(cm_rt.shared_size);
+        fprintf(stderr, "mp_init: rank %d got %p beyond the shared region\n", cm_rank(), p);
+        return 5;
+    } else if (strcmp(mode, "badlock") == 0) {
+        cm_lock_acquire((int)cm_rt.config.locks);
+        fprintf(stderr, "mp_init: rank %d acquired a lock that does not exist\n", cm_rank());
+        return 5;
     } else if (strncmp(mode, "die-", 4) == 0) {
         MP_CHECK(cm_nprocs() >= 2, "needs 2 processes");
         if (cm_rank() == 1) {

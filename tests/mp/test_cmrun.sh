@@ -5,9 +5,13 @@ use_shm
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-note "--verbose names the launcher"
+note "--verbose names the launcher, protocol and variant; the hooked binary is picked"
 expect_ok "$CMRUN" --verbose -n 2 "$MP/mp_init" info
-expect_out "^cmrun: launcher (mpirun|prterun|srun) "
+expect_out "^cmrun: launcher (mpirun|prterun|srun) .*, protocol cashmere, variant CHSM$"
+expect_out "mp_init\.hooks info$"
+expect_ok "$CMRUN" --verbose --variant chsn -n 2 "$MP/mp_init" info
+expect_out "variant CHSN$"
+expect_out "mp_init\.hooks info$"
 
 note "--stdin: every rank reads the same input"
 seq 1 5000 > "$tmp/input"
@@ -21,10 +25,11 @@ note "arguments reach every rank intact"
 expect_ok "$CMRUN" -n 2 "$MP/mp_init" args "a b" 'c$d' ""
 [ "$(count_out '^args rank [01]: \[a b\] \[c\$d\] \[\]$')" -eq 2 ] || fail "arguments mangled"
 
-note "a bare name is found in CM_APPS_DIR"
+note "a bare name is found in CM_APPS_DIR (and its .hooks build picked)"
 mkdir "$tmp/apps"
 printf '#!/bin/sh\nexec "%s" "$@"\n' "$MP/mp_init" > "$tmp/apps/myapp"
-chmod +x "$tmp/apps/myapp"
+printf '#!/bin/sh\nexec "%s" "$@"\n' "$MP/mp_init.hooks" > "$tmp/apps/myapp.hooks"
+chmod +x "$tmp/apps/myapp" "$tmp/apps/myapp.hooks"
 expect_ok env CM_APPS_DIR="$tmp/apps" "$CMRUN" -n 2 myapp args found
 [ "$(count_out '^args rank [01]: \[found\]')" -eq 2 ] || fail "bare name not resolved"
 

@@ -56,6 +56,35 @@ for mode in die-abort die-exit0 die-kill; do
     printf '%s\n' "$out" | grep -q "passed a barrier its peer never reached" && fail "$mode: barrier passed"
 done
 
+note "a plain binary under a variant that forwards writes in software"
+run $QUICK "$MP/mp_init" info
+[ "$rc" -ne 0 ] || fail "a plain binary ran under CHSM"
+expect_out "CM_VARIANT=CHSM forwards writes in software, but this program was built without the store hooks"
+
+note "variants and protocols not implemented yet are refused clearly"
+run $QUICK env CM_VARIANT=NHHM "$CMRUN" -n 2 "$MP/mp_init" info
+[ "$rc" -ne 0 ] || fail "NHHM accepted"
+expect_out "CM_VARIANT=NHHM is not implemented yet \(implemented: CHSM, CHSN\)"
+run $QUICK env CM_PROTOCOL=treadmarks "$CMRUN" -n 2 "$MP/mp_init" info
+[ "$rc" -ne 0 ] || fail "treadmarks accepted"
+expect_out "CM_PROTOCOL=treadmarks is not implemented yet"
+run $QUICK env CM_MERGE_LINES=0 "$CMRUN" -n 2 "$MP/mp_init" info
+[ "$rc" -ne 0 ] || fail "a merge buffer of 0 lines accepted"
+expect_out "CM_MERGE_LINES=0: CHSM needs a merge buffer of at least one line"
+run $QUICK env CM_DIRECTORY=cas "$CMRUN" -n 2 "$MP/mp_init" info
+[ "$rc" -eq 0 ] || fail "cas directory at 2 processes"
+
+note "the shared heap runs out: every rank says so and the job fails"
+run $QUICK "$CMRUN" -n 3 "$MP/mp_init" oom
+[ "$rc" -ne 0 ] || fail "oom run exited 0"
+expect_out "cm_malloc\([0-9]+\): the shared heap is exhausted \([0-9]+ of [0-9]+ bytes in use\); raise CM_SHARED_SIZE"
+printf '%s\n' "$out" | grep -q "beyond the shared region" && fail "cm_malloc returned past the end"
+
+note "a lock id beyond CM_LOCKS"
+run $QUICK env CM_LOCKS=64 "$CMRUN" -n 2 "$MP/mp_init" badlock
+[ "$rc" -ne 0 ] || fail "badlock run exited 0"
+expect_out "lock id 64 is out of range: CM_LOCKS=64 allows 0..63"
+
 note "several processes started without PMIx are refused, not run as N singletons"
 run $QUICK env SLURM_STEP_NUM_TASKS=4 "$MP/mp_init" info
 [ "$rc" -ne 0 ] || fail "ran as a singleton under a PMIx-less srun"

@@ -4,7 +4,7 @@
 . "$top_srcdir/tests/lib.sh"
 
 note "singleton: no launcher is a 1-process job"
-expect_ok "$MP/mp_init" info
+expect_ok "$MP/mp_init.hooks" info
 expect_out '^rank 0 of 1: shared 0x200000000000\+1073741824'
 
 for np in 2 4; do

@@ -1,0 +1,43 @@
+#!/bin/bash
+# Release-consistency litmus tests of the Cashmere protocol over shared memory:
+# both software-doubling variants, both directory forms, 2 and 4 processes,
+# with the unsafe-page and ring-overflow paths forced (and shown to be taken).
+. "$top_srcdir/tests/lib.sh"
+use_shm
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# stat NAME FILE: the job's total of a counter in a CM_STATS JSON file.
+stat() { sed -n 's/.*"total": {.*"'"$1"'": \([0-9]*\).*/\1/p' "$2"; }
+
+for variant in CHSM CHSN; do
+    for np in 2 4; do
+        for dir in cas mcs; do
+            note "$variant, $np processes, $dir directory"
+            expect_ok env CM_VARIANT=$variant CM_DIRECTORY=$dir CM_STATS="$tmp/s.json" \
+                "$CMRUN" -n $np "$MP/mp_litmus" all --iters 30 --seed $np
+            expect_out "^litmus all: OK$"
+            [ "$(stat notices_posted "$tmp/s.json")" -gt 0 ] || fail "no write notice was ever posted"
+            [ "$(stat home_migrations "$tmp/s.json")" -gt 0 ] || fail "no page moved home"
+        done
+    done
+done
+
+note "every weak page unsafe (CM_UNSAFE_THRESHOLD=0): directory checks instead of notices"
+for seed in 1 2 3; do
+    expect_ok env CM_UNSAFE_THRESHOLD=0 CM_STATS="$tmp/u.json" "$CMRUN" -n 4 "$MP/mp_litmus" all \
+        --iters 30 --seed $seed
+    expect_out "^litmus all: OK$"
+done
+[ "$(stat unsafe_pages "$tmp/u.json")" -gt 0 ] || fail "no page became unsafe"
+[ "$(stat unsafe_checks "$tmp/u.json")" -gt 0 ] || fail "no unsafe page was checked"
+
+note "a two-slot write-notice ring overflows without losing a notice"
+expect_ok env CM_WN_RING=2 CM_STATS="$tmp/o.json" "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 30
+expect_out "^litmus all: OK$"
+[ "$(stat ring_overflows "$tmp/o.json")" -gt 0 ] || fail "the ring never overflowed"
+
+note "fixed round-robin homes (CM_FIRST_TOUCH=no), a one-line merge buffer"
+expect_ok env CM_FIRST_TOUCH=no CM_MERGE_LINES=1 "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 30
+expect_out "^litmus all: OK$"
+echo "PASS"

@@ -1,0 +1,16 @@
+#!/bin/bash
+# The litmus tests over TCP only: every protocol action is a one-sided
+# operation that UCX emulates in software at the target.
+. "$top_srcdir/tests/lib.sh"
+use_tcp lo
+for variant in CHSM CHSN; do
+    for np in 2 4; do
+        note "TCP, $variant, $np processes"
+        expect_ok env CM_VARIANT=$variant "$CMRUN" -n $np "$MP/mp_litmus" all --iters 20
+        expect_out "^litmus all: OK$"
+    done
+done
+note "TCP, unsafe pages and the MCS directory"
+expect_ok env CM_UNSAFE_THRESHOLD=0 CM_DIRECTORY=mcs "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 20
+expect_out "^litmus all: OK$"
+echo "PASS"
