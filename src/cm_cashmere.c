@@ -31,6 +31,7 @@
 #include "src/cm_protocol.h"
 #include "src/cm_runtime.h"
 #include "src/cm_time.h"
+#include "src/cm_variant.h"
 #include "writenotice/cm_wn.h"
 
 #include <errno.h>
@@ -540,12 +541,10 @@ static cm_status_t cm_cm_page_home(const void *addr, int *home)
 static cm_status_t cm_cm_init(void)
 {
     const cm_config_t *cfg = &cm_rt.config;
-    static const char *const variants[] = {"CHSM", "CHSN", "CHHM", "CHHN", "NHHM", "NHHN",
-                                           "NSHM", "NSHN", "NSSN", "NSSM"};
-    const char *vname = variants[cfg->variant];
+    const char *vname = cm_variants[cfg->variant].name;
     cm_dir_impl_t impl;
 
-    if (cfg->variant != CM_VARIANT_CHSM && cfg->variant != CM_VARIANT_CHSN) {
+    if (!cm_variants[cfg->variant].implemented) {
         cm_error("CM_VARIANT=%s is not implemented yet (implemented: CHSM, CHSN)", vname);
         return CM_ERR_UNSUPPORTED;
     }
@@ -554,7 +553,7 @@ static cm_status_t cm_cm_init(void)
                  "variant without one)");
         return CM_ERR_INVALID;
     }
-    if (!cm_hooks_linked) {
+    if (cm_variant_needs_hooks((cm_variant_t)cfg->variant) && !cm_hooks_linked) {
         cm_error("CM_VARIANT=%s forwards writes in software, but this program was built without "
                  "the store hooks: build it with cmcc (or run its .hooks binary; cmrun picks it)",
                  vname);
@@ -611,18 +610,15 @@ static cm_status_t cm_cm_init(void)
     }
     cm_hooks_set_range((uintptr_t)cm_cm.app, cm_cm.npages << cm_cm.shift, cm_cm_store);
 
-    {
-        char merge[64];
-        snprintf(merge, sizeof(merge), "M: software merge buffer, %lu lines of %d B",
-                 cfg->merge_lines, CM_MERGE_LINE);
-        snprintf(cm_cm.describe, sizeof(cm_cm.describe),
-                 "cashmere %s: C: page copied from its home on a fault (RMA get); H reads: the "
-                 "local copy; S writes: compiler store hooks forward stores to the home (RMA put); "
-                 "%s; directory: %s; homes: round-robin, then %s",
-                 vname, cm_cm.merge ? merge : "N: one put per store",
-                 (impl == CM_DIR_IMPL_CAS) ? "compare-and-swap word" : "MCS lock per entry",
-                 cfg->first_touch ? "first touch after initialization" : "fixed");
-    }
+    snprintf(cm_cm.describe, sizeof(cm_cm.describe),
+             "cashmere %s: %c: %s; %c: %s; %c: %s; %c: %s; directory: %s; homes: round-robin, "
+             "then %s", vname,
+             vname[0], cm_variant_mechanism((cm_variant_t)cfg->variant, 0),
+             vname[1], cm_variant_mechanism((cm_variant_t)cfg->variant, 1),
+             vname[2], cm_variant_mechanism((cm_variant_t)cfg->variant, 2),
+             vname[3], cm_variant_mechanism((cm_variant_t)cfg->variant, 3),
+             (impl == CM_DIR_IMPL_CAS) ? "compare-and-swap word" : "MCS lock per entry",
+             cfg->first_touch ? "first touch after initialization" : "fixed");
     cm_cm.t_start = cm_time_ns();
     cm_cm.ready   = true;
     return CM_OK;

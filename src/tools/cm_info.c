@@ -9,6 +9,7 @@
 #include "config.h"
 #include "src/cm_config.h"
 #include "src/cm_log.h"
+#include "src/cm_variant.h"
 
 #include <pmix.h>
 #include <stdio.h>
@@ -156,6 +157,16 @@ static void cm_info_summary(void)
            caps.tcp ? "yes (the progress thread serves peers; CM_PROGRESS_THREAD)" : "no");
     printf("  delay injection ...................... CM_NET_LATENCY, CM_NET_BANDWIDTH, "
            "CM_NET_OVERHEAD\n");
+    printf("\nCashmere variants (CM_VARIANT; letters: copy, read misses, writes, merge buffer):\n");
+    for (int v = 0; v < cm_nvariants; v++) {
+        printf("  %s  %-16s", cm_variants[v].name,
+               cm_variants[v].implemented ? "implemented" : "not implemented");
+        for (int d = 0; d < 4; d++) {
+            printf("%s%c: %s", d ? "; " : "", cm_variants[v].name[d],
+                   cm_variant_mechanism((cm_variant_t)v, d));
+        }
+        printf("%s\n", cm_variant_needs_hooks((cm_variant_t)v) ? " [needs cmcc]" : "");
+    }
     printf("\n`cm_info -c` lists every CM_* setting.\n");
 }
 

@@ -1,0 +1,39 @@
+#!/bin/bash
+# cmcc builds an ordinary cm.h program with the store hooks; it runs under the
+# software-doubling variants. The same source built plain is refused by them.
+. "$top_srcdir/tests/lib.sh"
+use_shm
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+CMCC="$top_builddir/src/tools/cmcc"
+# Uninstalled: headers and libraries from the build tree come first.
+build=(-I"$top_srcdir/include" -L"$top_builddir/.libs" -L"$top_builddir" -O2)
+export LD_LIBRARY_PATH="$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+note "compile and link in one step"
+expect_ok "$CMCC" "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/sum"
+nm "$tmp/sum" | grep -q " T __asan_store8$" || fail "no store hooks linked in"
+nm "$tmp/sum" | grep -q "__asan_report" && fail "libasan's reporting linked in"
+ldd "$tmp/sum" | grep -q libasan && fail "linked against libasan"
+for variant in CHSM CHSN; do
+    expect_ok env CM_VARIANT=$variant "$CMRUN" -n 3 "$tmp/sum"
+    [ "$(count_out 'VERIFY OK, message .written through a libc call.$')" -eq 3 ] || fail "$variant: wrong sums"
+done
+
+note "separate compile and link"
+expect_ok "$CMCC" "${build[@]}" -c "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/sum.o"
+expect_ok "$CMCC" "${build[@]}" "$tmp/sum.o" -o "$tmp/sum2"
+expect_ok "$CMRUN" -n 2 "$tmp/sum2"
+[ "$(count_out 'VERIFY OK')" -eq 2 ] || fail "wrong sums"
+
+note "--showme prints the commands: instrumented compile, plain link"
+expect_ok "$CMCC" --showme "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/x"
+[ "$(count_out ' -fsanitize=address ')" -eq 1 ] || fail "one instrumented compile expected"
+expect_out "-lcashmere_hooks -lcashmere"
+
+note "the same source built plain is refused under CHSM with a clear message"
+expect_ok cc "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/plain" -lcashmere
+run "$JOB_TIMEOUT" "$CMRUN" -n 2 "$tmp/plain"
+[ "$rc" -ne 0 ] || fail "plain binary ran under CHSM"
+expect_out "built without the store hooks: build it with cmcc"
+echo "PASS"
