@@ -70,6 +70,7 @@ struct cm_rma {
 
     cm_rma_stats_t     stats;
     bool               direct_pending; /* copies into directly mapped memory since the last flush */
+    bool               ucx_pending;    /* UCX operations that may be incomplete since the last flush_all */
     unsigned           stash_used;
     uint64_t           stash[CM_RMA_STASH];
 };
@@ -990,6 +991,8 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
         }
         return CM_OK;
     }
+    /* A put completes only locally here, a get_nbi not at all: both need a flush. */
+    rma->ucx_pending |= put || !blocking;
     if (put) {
         rma->stats.puts++;
         rma->stats.bytes_put += len;
@@ -1123,6 +1126,7 @@ cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t valu
         cm_rma_delay_defer(rma, pe, ready);
     }
     rma->stats.atomics++;
+    rma->ucx_pending = true;
     return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_SWAP, operand, 1,
                                                 (uint64_t)(uintptr_t)addr, seg->rkeys[pe], &param),
                               "atomic swap", pe);
@@ -1166,6 +1170,7 @@ cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value
         cm_rma_delay_defer(rma, pe, ready);
     }
     rma->stats.atomics++;
+    rma->ucx_pending = true;
     return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_ADD, operand, 1,
                                                 (uint64_t)(uintptr_t)addr, seg->rkeys[pe], &param),
                               "atomic add", pe);
@@ -1182,8 +1187,12 @@ cm_status_t cm_rma_flush(cm_rma_t *rma, int pe)
         rma->direct_pending = false;
     }
 
-    status = cm_rma_req_wait(rma, ucp_ep_flush_nbx(rma->eps[pe], &param), "flush", pe);
-    rma->stats.flushes++;
+    if (rma->ucx_pending) {
+        status = cm_rma_req_wait(rma, ucp_ep_flush_nbx(rma->eps[pe], &param), "flush", pe);
+        rma->stats.flushes++;
+    } else {
+        status = CM_OK; /* nothing issued through UCX since the last flush of all */
+    }
     if (rma->pending_ns[pe] != 0) {
         cm_rma_delay_until(rma, rma->pending_ns[pe]);
         rma->pending_ns[pe] = 0;
@@ -1201,10 +1210,17 @@ cm_status_t cm_rma_flush_all(cm_rma_t *rma)
         rma->direct_pending = false;
     }
 
-    status = cm_rma_req_wait(rma, ucp_worker_flush_nbx(rma->worker, &param), "flush of all ranks", -1);
-    rma->stats.flushes++;
+    /* The protocol flushes at every acquire and release, mostly with nothing in flight. */
+    if (rma->ucx_pending) {
+        status = cm_rma_req_wait(rma, ucp_worker_flush_nbx(rma->worker, &param),
+                                 "flush of all ranks", -1);
+        rma->stats.flushes++;
+    } else {
+        status = CM_OK;
+    }
     if (status == CM_OK) {
-        rma->stash_used = 0; /* every operand has been read */
+        rma->ucx_pending = false;
+        rma->stash_used  = 0; /* every operand has been read */
     }
     if (rma->pending_all_ns != 0) {
         cm_rma_delay_until(rma, rma->pending_all_ns);

@@ -249,7 +249,7 @@ static cm_status_t cm_cm_claim(uint64_t p, uint32_t old_home, void *arg)
 
 static cm_status_t cm_cm_fault(void *addr, bool write)
 {
-    uint64_t p = cm_cm_page((uintptr_t)addr), t0 = cm_time_ns();
+    uint64_t p = cm_cm_page((uintptr_t)addr), t0 = cm_ticks();
     cm_pte_t *pte = &cm_cm.pte[p];
     cm_dir_entry_t e;
     cm_dir_effects_t fx;
@@ -277,7 +277,7 @@ static cm_status_t cm_cm_fault(void *addr, bool write)
     pte->home   = (uint16_t)e.home;
     pte->flags &= CM_PTE_DIRTY; /* a store may have been recorded just before it faulted */
     CM_CHECK(cm_cm_effects(p, &e, &fx));
-    cm_cm.st.fault_ns += cm_time_ns() - t0;
+    cm_cm.st.fault_ns += cm_ticks_to_ns(cm_ticks() - t0);
     return CM_OK;
 }
 
@@ -328,7 +328,7 @@ static cm_status_t cm_cm_invalidate_all(void)
 
 static cm_status_t cm_cm_release(void)
 {
-    uint64_t t0 = cm_time_ns();
+    uint64_t t0 = cm_ticks();
 
     cm_cm.st.releases++;
     cm_cm_flush_doubling();
@@ -343,13 +343,13 @@ static cm_status_t cm_cm_release(void)
     cm_cm.dirty.n = 0;
     /* Write-throughs and notices complete before anyone can see the release. */
     CM_CHECK(cm_rma_flush_all(cm_cm.rma));
-    cm_cm.st.release_ns += cm_time_ns() - t0;
+    cm_cm.st.release_ns += cm_ticks_to_ns(cm_ticks() - t0);
     return CM_OK;
 }
 
 static cm_status_t cm_cm_acquire(void)
 {
-    uint64_t t0 = cm_time_ns(), kept = 0;
+    uint64_t t0 = cm_ticks(), kept = 0;
     bool overflow = false;
 
     cm_cm.st.acquires++;
@@ -385,7 +385,7 @@ static cm_status_t cm_cm_acquire(void)
     if (overflow) {
         CM_CHECK(cm_cm_invalidate_all());
     }
-    cm_cm.st.acquire_ns += cm_time_ns() - t0;
+    cm_cm.st.acquire_ns += cm_ticks_to_ns(cm_ticks() - t0);
     return CM_OK;
 }
 
@@ -430,9 +430,9 @@ static cm_status_t cm_cm_barrier(void)
     uint64_t t0;
 
     CM_CHECK(cm_cm_release());
-    t0 = cm_time_ns();
+    t0 = cm_ticks();
     CM_CHECK(cm_barrier_wait(&cm_cm.barrier));
-    cm_cm.st.barrier_ns += cm_time_ns() - t0;
+    cm_cm.st.barrier_ns += cm_ticks_to_ns(cm_ticks() - t0);
     cm_cm.st.barriers++;
     if (cm_cm.init_phase) {
         return cm_cm_init_end();
@@ -463,9 +463,9 @@ static cm_status_t cm_cm_lock_acquire(unsigned id)
     cm_mcs_qnode_t *q;
 
     CM_CHECK(cm_cm_lock_addr(id, &home, &tail, &q));
-    t0 = cm_time_ns();
+    t0 = cm_ticks();
     CM_CHECK(cm_mcs_acquire(cm_cm.rma, home, tail, q, NULL));
-    cm_cm.st.lock_wait_ns += cm_time_ns() - t0;
+    cm_cm.st.lock_wait_ns += cm_ticks_to_ns(cm_ticks() - t0);
     if (home == cm_cm.me) {
         cm_cm.st.lock_acquires_local++;
     } else {

@@ -177,6 +177,7 @@ int cm_init(int *argc, char ***argv)
         cm_fatal(1, "%s", err);
     }
     cm_log_level = (cm_log_level_t)cm_rt.config.log_level;
+    cm_ticks_calibrate();
     if (cm_log_get_rank() <= 0) {
         cm_config_check_unknown(environ, cm_config_warn_unknown, NULL);
     }

@@ -99,10 +99,9 @@ cm_status_t cm_wn_drain(cm_wn_t *wn, cm_wn_visit_fn_t visit, void *arg, bool *ov
     cm_status_t status;
 
     *overflowed = false;
-    status = cm_rma_fadd(wn->rma, wn->rank, wn->ctl, 0, &cur); /* atomic read */
-    if (status != CM_OK) {
-        return status;
-    }
+    /* Our own ring: a load sees every poster's atomics (only read-modify-writes must go
+     * through the transport, which may implement them in the NIC or in software). */
+    cur = __atomic_load_n(wn->ctl, __ATOMIC_ACQUIRE);
     head = CM_WN_HEAD(cur);
     n    = CM_WN_TAIL(cur) - head;
     for (uint32_t i = 0; i < n; i++) {
