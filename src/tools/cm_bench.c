@@ -1,21 +1,29 @@
 /*
- * cm_bench: microbenchmarks of the one-sided layer, each beside the same
- * operation issued straight through UCX on the same endpoint and memory in
- * the same run, plus the local floor costs the protocol pays (SIGSEGV
- * delivery and mprotect).
+ * cm_bench: microbenchmarks, each figure beside a reference measured in the
+ * same run:
+ *
+ *   one-sided layer  put/get/atomics/bandwidth next to the same operation
+ *                    issued straight through UCX on the same endpoint and memory
+ *                    (cm and UCX batches alternate so both see the same noise);
+ *   local floors     SIGSEGV delivery + the handler's mprotect, mprotect pair;
+ *   protocol         remote page fault, uncontended remote lock, lock hand-off
+ *                    under contention, barrier, directory update (both forms),
+ *                    doubled store -- each next to the floor it is built from.
  *
  *   cmrun -n 2 cm_bench [--json] [--batches N] [--target R]
  *
- * Rank 0 measures against the target rank (default: the last rank); the other
- * ranks wait in a barrier, serving one-sided requests. Each figure is the
- * median over batches; cm and ucx batches alternate so that both see the same
- * machine noise.
+ * Rank 0 measures against the target rank (default: the last rank). Each
+ * figure is the median over batches. Built with the store hooks, so it runs
+ * under the software-doubling variants; the doubled-store row is for the
+ * variant of the run (CM_VARIANT).
  */
 #define _GNU_SOURCE
 #include "config.h"
+#include "directory/cm_dir.h"
 #include "src/cm_runtime.h"
 #include "src/cm_log.h"
 #include "src/cm_time.h"
+#include "src/cm_variant.h"
 
 #include <inttypes.h>
 #include <signal.h>
@@ -26,16 +34,18 @@
 #include <unistd.h>
 
 #define CM_BENCH_MAX_BATCHES 63
-#define CM_BENCH_MAX_RESULTS 32
+#define CM_BENCH_MAX_RESULTS 40
+#define CM_BENCH_FAULTS      64   /* page faults per batch */
 #define CM_BENCH_BW_WINDOW   16
 #define CM_BENCH_BATCH_NS    2000000ull /* aim for 2 ms per batch */
 
 typedef struct {
     const char *name;
     size_t     size;
-    const char *unit;  /* "us" per operation or "MB/s" */
+    const char *unit;     /* "us" per operation or "MB/s" */
     double     cm;
-    double     ucx;    /* < 0: no UCX counterpart */
+    double     ref;       /* < 0: no reference */
+    const char *ref_name; /* "ucx" (the same operation through UCX) or the floor it is built from */
 } cm_bench_result_t;
 
 typedef struct {
@@ -48,6 +58,7 @@ typedef struct {
     char              *local;   /* private source/destination buffer */
     int               batches;
     uint64_t          iter;     /* operation counter, shared by cm and ucx batches */
+    const char        *doubled_name;
     cm_bench_result_t results[CM_BENCH_MAX_RESULTS];
     int               nresults;
 } cm_bench_t;
@@ -268,14 +279,26 @@ static void cm_bench_pair(cm_bench_t *b, cm_bench_op_fn_t fn, cm_bench_op_fn_t r
 }
 
 static void cm_bench_add(cm_bench_t *b, const char *name, size_t size, const char *unit, double cm,
-                         double ucx)
+                         double ref, const char *ref_name)
 {
     cm_bench_result_t *r = &b->results[b->nresults++];
-    r->name = name;
-    r->size = size;
-    r->unit = unit;
-    r->cm   = cm;
-    r->ucx  = ucx;
+    r->name     = name;
+    r->size     = size;
+    r->unit     = unit;
+    r->cm       = cm;
+    r->ref      = ref;
+    r->ref_name = (ref >= 0) ? ref_name : "";
+}
+
+/* A figure measured earlier in this run (for references built from floors). */
+static double cm_bench_value(cm_bench_t *b, const char *name, size_t size)
+{
+    for (int i = 0; i < b->nresults; i++) {
+        if (strcmp(b->results[i].name, name) == 0 && b->results[i].size == size) {
+            return b->results[i].cm;
+        }
+    }
+    cm_fatal(1, "cm_bench: no figure '%s' measured", name);
 }
 
 static void cm_bench_latency(cm_bench_t *b, const char *name, cm_bench_op_fn_t fn,
@@ -283,7 +306,7 @@ static void cm_bench_latency(cm_bench_t *b, const char *name, cm_bench_op_fn_t f
 {
     double cm_ns, ucx_ns;
     cm_bench_pair(b, fn, ref, size, &cm_ns, &ucx_ns);
-    cm_bench_add(b, name, size, "us", cm_ns / 1e3, (ucx_ns < 0) ? -1 : ucx_ns / 1e3);
+    cm_bench_add(b, name, size, "us", cm_ns / 1e3, (ucx_ns < 0) ? -1 : ucx_ns / 1e3, "ucx");
 }
 
 static void cm_bench_bandwidth(cm_bench_t *b, const char *name, cm_bench_op_fn_t fn,
@@ -291,31 +314,29 @@ static void cm_bench_bandwidth(cm_bench_t *b, const char *name, cm_bench_op_fn_t
 {
     double cm_ns, ucx_ns, bytes = (double)size * CM_BENCH_BW_WINDOW;
     cm_bench_pair(b, fn, ref, size, &cm_ns, &ucx_ns);
-    cm_bench_add(b, name, size, "MB/s", bytes / cm_ns * 1e3, bytes / ucx_ns * 1e3);
+    cm_bench_add(b, name, size, "MB/s", bytes / cm_ns * 1e3, bytes / ucx_ns * 1e3, "ucx");
 }
 
 /* ---- local floors ------------------------------------------------------- */
 
-static char *cm_bench_fault_page;
+/*
+ * The fault floor is what the protocol's fault path cannot avoid: delivery of
+ * SIGSEGV for a fresh protected page and the one mprotect in the handler that
+ * opens it. Pages are protected up front (untimed), each touched once, exactly
+ * like the protocol's remote-fault rows.
+ */
+static char *cm_bench_fault_area;
+static size_t cm_bench_fault_len;
 static long cm_bench_page_size;
 
 static void cm_bench_segv(int sig, siginfo_t *info, void *ctx)
 {
     (void)ctx;
     char *page = (char *)((uintptr_t)info->si_addr & ~((uintptr_t)cm_bench_page_size - 1));
-    if (page != cm_bench_fault_page || mprotect(page, (size_t)cm_bench_page_size,
-                                                PROT_READ | PROT_WRITE) != 0) {
+    if (page < cm_bench_fault_area || page >= cm_bench_fault_area + cm_bench_fault_len ||
+        mprotect(page, (size_t)cm_bench_page_size, PROT_READ | PROT_WRITE) != 0) {
         signal(sig, SIG_DFL); /* not ours: crash as usual */
     }
-}
-
-static int floor_fault(cm_bench_t *b, size_t size, uint64_t iter)
-{
-    (void)b;
-    (void)size;
-    mprotect(cm_bench_fault_page, (size_t)cm_bench_page_size, PROT_NONE);
-    ((volatile char *)cm_bench_fault_page)[0] = (char)iter; /* faults; the handler unprotects */
-    return 0;
 }
 
 static int floor_mprotect(cm_bench_t *b, size_t size, uint64_t iter)
@@ -323,33 +344,48 @@ static int floor_mprotect(cm_bench_t *b, size_t size, uint64_t iter)
     (void)b;
     (void)size;
     (void)iter;
-    mprotect(cm_bench_fault_page, (size_t)cm_bench_page_size, PROT_NONE);
-    mprotect(cm_bench_fault_page, (size_t)cm_bench_page_size, PROT_READ | PROT_WRITE);
+    mprotect(cm_bench_fault_area, (size_t)cm_bench_page_size, PROT_NONE);
+    mprotect(cm_bench_fault_area, (size_t)cm_bench_page_size, PROT_READ | PROT_WRITE);
     return 0;
 }
 
 static void cm_bench_floors(cm_bench_t *b)
 {
     struct sigaction sa, old;
-    double fault_ns, mprot_ns, unused;
+    double t_f[CM_BENCH_MAX_BATCHES], mprot_ns, unused;
+    const size_t n = (size_t)(b->batches + 1) * CM_BENCH_FAULTS;
 
     cm_bench_page_size  = sysconf(_SC_PAGESIZE);
-    cm_bench_fault_page = mmap(NULL, (size_t)cm_bench_page_size, PROT_READ | PROT_WRITE,
+    cm_bench_fault_len  = n * (size_t)cm_bench_page_size;
+    cm_bench_fault_area = mmap(NULL, cm_bench_fault_len, PROT_READ | PROT_WRITE,
                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (cm_bench_fault_page == MAP_FAILED) {
+    if (cm_bench_fault_area == MAP_FAILED) {
         cm_fatal(1, "cm_bench: mmap failed");
     }
+    /* Frames resident, as for a protocol re-fetch: the kernel allocates nothing while timed. */
+    memset(cm_bench_fault_area, 1, cm_bench_fault_len);
+    mprotect(cm_bench_fault_area, cm_bench_fault_len, PROT_NONE);
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = cm_bench_segv;
     sa.sa_flags     = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGSEGV, &sa, &old);
-    cm_bench_pair(b, floor_fault, NULL, 0, &fault_ns, &unused);
+    for (int i = -1; i < b->batches; i++) { /* batch -1 warms up */
+        char *p = cm_bench_fault_area + (size_t)(i + 1) * CM_BENCH_FAULTS * (size_t)cm_bench_page_size;
+        uint64_t t0 = cm_time_ns();
+        for (int k = 0; k < CM_BENCH_FAULTS; k++) {
+            (void)*(volatile char *)(p + (size_t)k * (size_t)cm_bench_page_size);
+        }
+        if (i >= 0) {
+            t_f[i] = (double)(cm_time_ns() - t0) / CM_BENCH_FAULTS;
+        }
+    }
     cm_bench_pair(b, floor_mprotect, NULL, 0, &mprot_ns, &unused);
     sigaction(SIGSEGV, &old, NULL);
-    munmap(cm_bench_fault_page, (size_t)cm_bench_page_size);
-    cm_bench_add(b, "fault: SIGSEGV + mprotect pair", 0, "us", fault_ns / 1e3, -1);
-    cm_bench_add(b, "mprotect pair", 0, "us", mprot_ns / 1e3, -1);
+    munmap(cm_bench_fault_area, cm_bench_fault_len);
+    cm_bench_add(b, "fault: SIGSEGV + mprotect (handler)", 0, "us",
+                 cm_bench_median(t_f, b->batches) / 1e3, -1, NULL);
+    cm_bench_add(b, "mprotect pair", 0, "us", mprot_ns / 1e3, -1, NULL);
 }
 
 /* ---- output ------------------------------------------------------------- */
@@ -375,7 +411,8 @@ static void cm_bench_print(cm_bench_t *b, bool json, const char *transport)
     cm_rma_get_stats(b->rma, &st);
     if (json) {
         printf("{\n  \"tool\": \"cm_bench\", \"version\": \"%s\",\n", PACKAGE_VERSION);
-        printf("  \"nprocs\": %d, \"initiator\": 0, \"target\": %d,\n", cm_rt.nprocs, b->target);
+        printf("  \"nprocs\": %d, \"initiator\": 0, \"target\": %d, \"variant\": \"%s\",\n",
+               cm_rt.nprocs, b->target, cm_variants[cfg->variant].name);
         printf("  \"transport\": \"%s\", \"direct_mapped\": %s, \"progress_thread\": %s,\n",
                transport, cm_rma_ptr(b->rma, b->target, b->remote) ? "true" : "false",
                cm_rma_progress_thread_running(b->rma) ? "true" : "false");
@@ -385,43 +422,250 @@ static void cm_bench_print(cm_bench_t *b, bool json, const char *transport)
         printf("  \"batches\": %d, \"statistic\": \"median\",\n  \"results\": [\n", b->batches);
         for (int i = 0; i < b->nresults; i++) {
             cm_bench_result_t *r = &b->results[i];
-            printf("    {\"name\": \"%s\", \"size\": %zu, \"unit\": \"%s\", \"cm\": %.4f", r->name,
+            printf("    {\"name\": \"%s\", \"size\": %zu, \"unit\": \"%s\", \"cm\": %.6f", r->name,
                    r->size, r->unit, r->cm);
-            if (r->ucx >= 0) {
-                printf(", \"ucx\": %.4f, \"ratio\": %.3f", r->ucx, r->cm / r->ucx);
+            if (r->ref >= 0) {
+                printf(", \"ref\": %.6f, \"ref_name\": \"%s\", \"ratio\": %.3f", r->ref,
+                       r->ref_name, r->cm / r->ref);
             }
             printf("}%s\n", (i + 1 < b->nresults) ? "," : "");
         }
         printf("  ],\n  \"rma_stats\": {\"puts\": %" PRIu64 ", \"gets\": %" PRIu64
-               ", \"atomics\": %" PRIu64 ", \"flushes\": %" PRIu64 ", \"delay_ns\": %" PRIu64 ", \"progress_wakeups\": %" PRIu64 "}\n}\n",
+               ", \"atomics\": %" PRIu64 ", \"flushes\": %" PRIu64 ", \"delay_ns\": %" PRIu64
+               ", \"progress_wakeups\": %" PRIu64 "}\n}\n",
                st.puts, st.gets, st.atomics, st.flushes, st.delay_ns, st.progress_wakeups);
         return;
     }
 
-    printf("# cm_bench %s: %d processes, rank 0 -> rank %d over %s (%s), progress thread %s\n",
-           PACKAGE_VERSION, cm_rt.nprocs, b->target, transport,
+    printf("# cm_bench %s: %d processes, rank 0 -> rank %d over %s (%s), progress thread %s, "
+           "variant %s\n", PACKAGE_VERSION, cm_rt.nprocs, b->target, transport,
            cm_rma_ptr(b->rma, b->target, b->remote) ? "peer memory directly mapped"
                                                      : "no direct mapping",
-           cm_rma_progress_thread_running(b->rma) ? "on" : "off");
+           cm_rma_progress_thread_running(b->rma) ? "on" : "off", cm_variants[cfg->variant].name);
     if (cfg->net_latency || cfg->net_bandwidth > 0 || cfg->net_overhead) {
         printf("# delay injection: latency %" PRIu64 " ns, bandwidth %.0f B/s (0 = unlimited), "
                "overhead %" PRIu64 " ns\n", cfg->net_latency, cfg->net_bandwidth, cfg->net_overhead);
     } else {
         printf("# delay injection: off\n");
     }
-    printf("# median of %d batches; ucx = the same operation issued directly with ucp on the same "
-           "endpoint, same run\n", b->batches);
-    printf("%-32s %8s %12s %12s %8s\n", "operation", "size", "cm_rma", "ucx", "cm/ucx");
+    printf("# median of %d batches; reference 'ucx' = the same operation issued directly with ucp "
+           "on the same endpoint; other references = the floor named, measured in this run\n",
+           b->batches);
+    printf("%-40s %8s %13s %13s %7s  %s\n", "operation", "size", "measured", "reference",
+           "ratio", "reference is");
     for (int i = 0; i < b->nresults; i++) {
         cm_bench_result_t *r = &b->results[i];
-        char size[32], unit_cm[32], unit_ucx[32] = "-", ratio[16] = "-";
+        char size[32], cm[32], ref[32] = "-", ratio[16] = "-";
         cm_bench_size_str(r->size, size, sizeof(size));
-        snprintf(unit_cm, sizeof(unit_cm), "%.3f %s", r->cm, r->unit);
-        if (r->ucx >= 0) {
-            snprintf(unit_ucx, sizeof(unit_ucx), "%.3f %s", r->ucx, r->unit);
-            snprintf(ratio, sizeof(ratio), "%.2f", r->cm / r->ucx);
+        snprintf(cm, sizeof(cm), "%.3f %s", r->cm, r->unit);
+        if (r->ref >= 0) {
+            snprintf(ref, sizeof(ref), "%.3f %s", r->ref, r->unit);
+            snprintf(ratio, sizeof(ratio), "%.2f", r->cm / r->ref);
         }
-        printf("%-32s %8s %12s %12s %8s\n", r->name, size, unit_cm, unit_ucx, ratio);
+        printf("%-40s %8s %13s %13s %7s  %s\n", r->name, size, cm, ref, ratio, r->ref_name);
+    }
+}
+
+/* ---- protocol (every rank takes part) ------------------------------------- */
+
+/* Median of the per-operation times of `batches` runs of fn (ns). */
+typedef void (*cm_bench_loop_fn_t)(void *arg, int n);
+
+static double cm_bench_median_of(cm_bench_t *b, cm_bench_loop_fn_t fn, void *arg, int n)
+{
+    double t[CM_BENCH_MAX_BATCHES];
+    for (int i = 0; i < b->batches; i++) {
+        uint64_t t0 = cm_time_ns();
+        fn(arg, n);
+        t[i] = (double)(cm_time_ns() - t0) / n;
+    }
+    return cm_bench_median(t, b->batches);
+}
+
+static void loop_lock(void *arg, int n)
+{
+    int id = *(int *)arg;
+    for (int i = 0; i < n; i++) {
+        cm_lock_acquire(id);
+        cm_lock_release(id);
+    }
+}
+
+static void loop_barrier(void *arg, int n)
+{
+    (void)arg;
+    for (int i = 0; i < n; i++) {
+        cm_barrier();
+    }
+}
+
+static volatile long cm_bench_private[512];
+
+static void loop_store_private(void *arg, int n)
+{
+    (void)arg;
+    for (int i = 0; i < n; i++) {
+        cm_bench_private[i & 511] = i;
+    }
+}
+
+static void loop_store_shared(void *arg, int n)
+{
+    volatile long *page = arg;
+    for (int i = 0; i < n; i++) {
+        page[i & 511] = i;
+    }
+}
+
+typedef struct {
+    cm_dir_t *dir;
+    uint64_t page;
+} cm_bench_dir_arg_t;
+
+static void loop_dir(void *arg, int n)
+{
+    cm_bench_dir_arg_t *a = arg;
+    cm_dir_entry_t e;
+    cm_dir_effects_t fx;
+    for (int i = 0; i < n; i++) {
+        cm_dir_op_t op = (i % 2 == 0) ? CM_DIR_JOIN : CM_DIR_LEAVE;
+        cm_bench_check(cm_dir_update(a->dir, a->page, op, NULL, NULL, &e, &fx), "directory update");
+    }
+}
+
+static void cm_bench_protocol(cm_bench_t *b)
+{
+    const int me = cm_rank(), np = cm_nprocs(), t = b->target;
+    const size_t ps = cm_rt.page_size;
+    const int npages = (b->batches + 1) * CM_BENCH_FAULTS;
+    const char *vname = cm_variants[cm_rt.config.variant].name;
+    char *pages, *store_page;
+    int lock = t, rounds = 1;
+    double ns, put8 = 0, ref;
+
+    cm_init_done(); /* homes move on first touch from here */
+    pages      = cm_malloc((size_t)npages * ps);
+    store_page = cm_malloc(ps);
+    if (me == t) {
+        for (int i = 0; i < npages; i++) {
+            pages[(size_t)i * ps] = 1; /* first touch: these pages live at the target */
+        }
+        store_page[0] = 1;
+    }
+    cm_barrier();
+
+    /*
+     * Remote page faults on pages homed at the target, each read once per
+     * pass: first touch of the local frame (cold), then, after the barrier's
+     * acquire has invalidated them all (rank 0's joins turned them weak), the
+     * same pages again: a re-fetch into a resident frame, the steady state of
+     * a program.
+     */
+    {
+        double t_cold[CM_BENCH_MAX_BATCHES], t_warm[CM_BENCH_MAX_BATCHES];
+        uint64_t faults0 = 0, faults1 = 0;
+        cm_stats_t st;
+        for (int pass = 0; pass < 2; pass++) {
+            double *t_pass = pass ? t_warm : t_cold;
+            if (me == 0) {
+                cm_rt.proto->stats(&st);
+                faults0 = st.read_faults;
+                for (int i = -1, next = 0; i < b->batches; i++) { /* batch -1 warms up */
+                    uint64_t t0 = cm_time_ns();
+                    for (int k = 0; k < CM_BENCH_FAULTS; k++) {
+                        (void)*(volatile char *)(pages + (size_t)next++ * ps);
+                    }
+                    if (i >= 0) {
+                        t_pass[i] = (double)(cm_time_ns() - t0) / CM_BENCH_FAULTS;
+                    }
+                }
+                cm_rt.proto->stats(&st);
+                faults1 = st.read_faults;
+                if (faults1 - faults0 != (uint64_t)npages) {
+                    cm_abort(1, "cm_bench: %d page reads took %" PRIu64 " faults (pass %d): "
+                             "the pages were not invalidated", npages, faults1 - faults0, pass);
+                }
+            }
+            cm_barrier();
+        }
+        if (me == 0) {
+            double fault_floor = cm_bench_value(b, "fault: SIGSEGV + mprotect (handler)", 0) +
+                                 cm_bench_value(b, "get", 4096);
+            cm_bench_add(b, "page fault, remote home, read", 4096, "us",
+                         cm_bench_median(t_warm, b->batches) / 1e3, fault_floor,
+                         "SIGSEGV + mprotect + 4 KiB get");
+            cm_bench_add(b, "page fault, remote home, read, frame cold", 4096, "us",
+                         cm_bench_median(t_cold, b->batches) / 1e3, fault_floor,
+                         "SIGSEGV + mprotect + 4 KiB get");
+        }
+    }
+
+    if (me == 0) {
+        double amo = cm_bench_value(b, "atomic compare-and-swap", 8);
+
+        /* Doubled stores: to a mapped page homed at the target, against private stores. */
+        (void)*(volatile char *)store_page;
+        loop_store_shared(store_page, 512);
+        double priv = cm_bench_median_of(b, loop_store_private, NULL, 1 << 16);
+        double dbl  = cm_bench_median_of(b, loop_store_shared, store_page, 1 << 14);
+        cm_bench_add(b, "store, private (hook range check)", 8, "us", priv / 1e3, -1, NULL);
+        b->doubled_name = (strcmp(vname, "CHSN") == 0) ? "store, shared page (CHSN doubling)"
+                                                       : "store, shared page (CHSM doubling)";
+        cm_bench_add(b, b->doubled_name, 8, "us", dbl / 1e3, priv / 1e3, "private store");
+
+        /* Uncontended remote lock: the lock's tail lives at the target. */
+        ns = cm_bench_median_of(b, loop_lock, &lock, 200);
+        ref = cm_bench_value(b, "atomic swap", 8) + amo;
+        cm_bench_add(b, "lock acquire+release, remote, free", 0, "us", ns / 1e3, ref,
+                     "fetch-and-store + compare-and-swap");
+
+        /* Directory updates, both forms, on entries hosted by the target that nothing uses. */
+        {
+            uint64_t last = cm_rt.npages - 1 - ((cm_rt.npages - 1 + (uint64_t)np - (uint64_t)t) % (uint64_t)np);
+            cm_dir_t dir;
+            cm_bench_dir_arg_t arg = {&dir, last};
+            if (np <= CM_DIR_MAX_PROCS_CAS) {
+                cm_bench_check(cm_dir_init(&dir, b->rma, CM_DIR_IMPL_CAS, cm_rt.meta_base, &cm_rt.meta,
+                                           1000), "directory");
+                ns = cm_bench_median_of(b, loop_dir, &arg, 400);
+                cm_bench_add(b, "directory update, CAS word", 0, "us", ns / 1e3, amo,
+                             "compare-and-swap");
+            }
+            cm_bench_check(cm_dir_init(&dir, b->rma, CM_DIR_IMPL_MCS, cm_rt.meta_base, &cm_rt.meta,
+                                       1000), "directory");
+            arg.page = last - (uint64_t)np; /* a different entry: the two forms use word 0 differently */
+            ns = cm_bench_median_of(b, loop_dir, &arg, 400);
+            cm_bench_add(b, "directory update, MCS lock", 0, "us", ns / 1e3, amo, "compare-and-swap");
+        }
+        put8 = cm_bench_value(b, "put + flush (remote completion)", 8);
+    }
+    cm_barrier();
+
+    /* Contended lock: everyone loops on the target's lock; time per hand-off. */
+    {
+        double t_h[CM_BENCH_MAX_BATCHES];
+        const int k = 50;
+        for (int i = 0; i < b->batches; i++) {
+            cm_barrier();
+            uint64_t t0 = cm_time_ns();
+            loop_lock(&lock, k);
+            cm_barrier();
+            t_h[i] = (double)(cm_time_ns() - t0) / (k * np);
+        }
+        if (me == 0) {
+            cm_bench_add(b, "lock hand-off, all processes contending", 0, "us",
+                         cm_bench_median(t_h, b->batches) / 1e3, put8, "put + flush");
+        }
+    }
+    ns = cm_bench_median_of(b, loop_barrier, NULL, 100);
+    for (int d = 1; d * 2 < np; d *= 2) {
+        rounds++;
+    }
+    if (me == 0) {
+        static char name[48];
+        snprintf(name, sizeof(name), "barrier, %d processes", np);
+        cm_bench_add(b, name, 0, "us", ns / 1e3, rounds * put8,
+                     rounds == 1 ? "1 put + flush (log2 P rounds)" : "log2(P) x (put + flush)");
     }
 }
 
@@ -527,6 +771,12 @@ int main(int argc, char **argv)
                                bw_sizes[i]);
         }
         cm_bench_floors(&b);
+    }
+    cm_bench_check(cm_rma_barrier(b.rma), "barrier");
+    if (cm_nprocs() > 1 && target != 0) {
+        cm_bench_protocol(&b);
+    }
+    if (cm_rank() == 0) {
         cm_bench_print(&b, json, transport);
         fflush(stdout);
     }

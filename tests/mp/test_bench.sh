@@ -1,16 +1,25 @@
 #!/bin/bash
-# cm_bench runs and prints every figure next to UCX's own (JSON and table).
+# cm_bench runs and prints every figure next to its reference: UCX's own figure for the
+# one-sided operations, the floor it is built from for the protocol's (JSON and table).
 . "$top_srcdir/tests/lib.sh"
 
 check_json() {
     expect_out '"tool": "cm_bench"'
     for op in "put \+ flush" '"get"' "atomic swap" "atomic compare-and-swap" "atomic fetch-and-add" \
-              "get bandwidth" "SIGSEGV \+ mprotect pair" "mprotect pair"; do
+              "get bandwidth" "SIGSEGV \+ mprotect \(handler\)" "mprotect pair" \
+              "page fault, remote home, read\"" "page fault, remote home, read, frame cold" \
+              "store, shared page \(CHSM doubling\)" "lock acquire\+release, remote, free" \
+              "directory update, CAS word" "directory update, MCS lock" \
+              "lock hand-off, all processes contending" '"barrier, 2 processes"'; do
         expect_out "$op"
     done
     # latency and bandwidth rows carry a positive UCX figure and a ratio
-    [ "$(count_out '"ucx": [0-9]+\.[0-9]+, "ratio": [0-9]+\.[0-9]+')" -eq 12 ] || fail "expected 12 rows with ucx figures"
-    printf '%s\n' "$out" | grep -q '"cm": 0\.0000' && fail "a figure of zero"
+    [ "$(count_out '"ref": [0-9]+\.[0-9]+, "ref_name": "ucx", "ratio": [0-9]+\.[0-9]+')" -eq 12 ] ||
+        fail "expected 12 rows with ucx figures"
+    # protocol rows carry the floor they are built from
+    [ "$(count_out '"ref": [0-9]+\.[0-9]+, "ref_name": "[^u"][^"]*", "ratio": [0-9]+\.[0-9]+')" -eq 8 ] ||
+        fail "expected 8 protocol rows with floors"
+    printf '%s\n' "$out" | grep -q '"cm": 0\.000000,' && fail "a figure of zero"
     return 0
 }
 
@@ -30,8 +39,13 @@ note "table, 4 ranks, with injected latency"
 use_shm
 expect_ok env CM_NET_LATENCY=20us "$CMRUN" -n 4 "$CM_BENCH" --batches 1
 expect_out "^# delay injection: latency 20000 ns"
-expect_out "^operation +size +cm_rma +ucx +cm/ucx"
-expect_out "^get +8 B +[0-9.]+ us +[0-9.]+ us"
+expect_out "^operation +size +measured +reference +ratio +reference is"
+expect_out "^barrier, 4 processes +- +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +log2"
+expect_out "^get +8 B +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +ucx"
+
+note "software doubling without merging (CHSN)"
+expect_ok env CM_VARIANT=CHSN "$CMRUN" -n 2 "$CM_BENCH" --batches 1
+expect_out "^store, shared page \(CHSN doubling\) +8 B +[0-9.]+ us +[0-9.]+ us"
 
 note "bad option"
 expect_fail "$CMRUN" -n 2 "$CM_BENCH" --bogus
