@@ -46,6 +46,7 @@ typedef struct {
 typedef struct {
     uint64_t puts, gets, atomics, flushes;
     uint64_t bytes_put, bytes_got;
+    uint64_t am_sent, am_bytes_sent, am_received; /* active messages */
     uint64_t delay_ns;        /* time spent in injected delays */
     uint64_t progress_wakeups; /* progress thread wake-ups */
 } cm_rma_stats_t;
@@ -137,6 +138,22 @@ void cm_rma_wait_u64(cm_rma_t *rma, volatile uint64_t *addr, cm_rma_cmp_t cmp, u
 cm_status_t cm_rma_barrier(cm_rma_t *rma);
 
 void cm_rma_get_stats(const cm_rma_t *rma, cm_rma_stats_t *stats);
+
+/*
+ * Active messages (two-sided; the TreadMarks baseline's transport). A handler
+ * runs inside UCX progress: in the application thread while it waits in the
+ * library, else in the progress thread, so it must be thread-safe against the
+ * application, must not block, and may answer only with cm_rma_am_post. The
+ * data is valid during the call only.
+ */
+#define CM_RMA_AM_MAX_ID 32
+typedef void (*cm_rma_am_handler_t)(void *arg, int src, const void *data, size_t len);
+
+cm_status_t cm_rma_am_set_handler(cm_rma_t *rma, unsigned id, cm_rma_am_handler_t fn, void *arg);
+/* Sends and returns when data may be reused. Not from a handler. */
+cm_status_t cm_rma_am_send(cm_rma_t *rma, int pe, unsigned id, const void *data, size_t len);
+/* Copies data and returns at once; completes in the background. Handlers may use it. */
+cm_status_t cm_rma_am_post(cm_rma_t *rma, int pe, unsigned id, const void *data, size_t len);
 
 /*
  * For code that drives the UCX worker itself (cm_bench's raw UCX figures):

@@ -9,6 +9,7 @@
 #include "src/cm_time.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -69,6 +70,12 @@ struct cm_rma {
     uint64_t           pending_all_ns;
 
     cm_rma_stats_t     stats;
+    atomic_uint_fast64_t am_sent, am_bytes_sent, am_received; /* handlers post from any thread */
+    struct cm_rma_am {
+        cm_rma_t            *rma;
+        cm_rma_am_handler_t fn;
+        void                *arg;
+    } am[CM_RMA_AM_MAX_ID];
     bool               direct_pending; /* copies into directly mapped memory since the last flush */
     bool               ucx_pending;    /* UCX operations that may be incomplete since the last flush_all */
     unsigned           stash_used;
@@ -405,7 +412,7 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
         goto err_free;
     }
     ucp_params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-    ucp_params.features   = UCP_FEATURE_RMA | UCP_FEATURE_AMO64;
+    ucp_params.features   = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
     if (rma->progress_mode != CM_PROGRESS_OFF) {
         ucp_params.features |= UCP_FEATURE_WAKEUP;
     }
@@ -934,6 +941,11 @@ void cm_rma_describe_peer(cm_rma_t *rma, int pe, char *buf, size_t len)
 void cm_rma_get_stats(const cm_rma_t *rma, cm_rma_stats_t *stats)
 {
     *stats = rma->stats;
+    stats->am_sent       = atomic_load_explicit(&((cm_rma_t *)rma)->am_sent, memory_order_relaxed);
+    stats->am_bytes_sent = atomic_load_explicit(&((cm_rma_t *)rma)->am_bytes_sent,
+                                                memory_order_relaxed);
+    stats->am_received   = atomic_load_explicit(&((cm_rma_t *)rma)->am_received,
+                                                memory_order_relaxed);
     stats->progress_wakeups = atomic_load_explicit(&((cm_rma_t *)rma)->wakeups,
                                                    memory_order_relaxed);
 }
@@ -1272,4 +1284,123 @@ cm_status_t cm_rma_barrier(cm_rma_t *rma)
         return status;
     }
     return cm_rma_boot_sync(rma, false);
+}
+
+/* ---- active messages ------------------------------------------------------ */
+
+/* The wire header: who sent it (UCX does not say without a reply endpoint). */
+typedef struct {
+    uint32_t src;
+} cm_rma_am_hdr_t;
+
+static ucs_status_t cm_rma_am_recv(void *arg, const void *header, size_t header_length, void *data,
+                                   size_t length, const ucp_am_recv_param_t *param)
+{
+    struct cm_rma_am *am = arg;
+    cm_rma_am_hdr_t hdr;
+
+    if (header_length != sizeof(hdr) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+        /* Every send forces eager; anything else is a bug or a foreign sender. */
+        cm_error("active message with an unexpected form (header %zu bytes, flags 0x%" PRIx64 ")",
+                 header_length, (uint64_t)param->recv_attr);
+        return UCS_OK;
+    }
+    memcpy(&hdr, header, sizeof(hdr));
+    atomic_fetch_add_explicit(&am->rma->am_received, 1, memory_order_relaxed);
+    am->fn(am->arg, (int)hdr.src, data, length);
+    return UCS_OK;
+}
+
+cm_status_t cm_rma_am_set_handler(cm_rma_t *rma, unsigned id, cm_rma_am_handler_t fn, void *arg)
+{
+    ucp_am_handler_param_t hp = {0};
+    ucs_status_t st;
+
+    if (id >= CM_RMA_AM_MAX_ID) {
+        return CM_ERR_INVALID;
+    }
+    rma->am[id].rma = rma;
+    rma->am[id].fn  = fn;
+    rma->am[id].arg = arg;
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+    hp.id         = id;
+    hp.cb         = cm_rma_am_recv;
+    hp.arg        = &rma->am[id];
+    hp.flags      = UCP_AM_FLAG_WHOLE_MSG;
+    st = ucp_worker_set_am_recv_handler(rma->worker, &hp);
+    if (st != UCS_OK) {
+        cm_error("registering active message handler %u: %s", id, ucs_status_string(st));
+        return CM_ERR_TRANSPORT;
+    }
+    return CM_OK;
+}
+
+static void cm_rma_am_count(cm_rma_t *rma, int pe, size_t len)
+{
+    (void)pe;
+    atomic_fetch_add_explicit(&rma->am_sent, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&rma->am_bytes_sent, len, memory_order_relaxed);
+}
+
+cm_status_t cm_rma_am_send(cm_rma_t *rma, int pe, unsigned id, const void *data, size_t len)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_am_hdr_t hdr = {.src = (uint32_t)rma->rank};
+    uint64_t ready;
+    cm_status_t status;
+
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags        = UCP_AM_SEND_FLAG_EAGER;
+    ready = cm_rma_delay_begin(rma, pe, len);
+    cm_rma_am_count(rma, pe, len);
+    status = cm_rma_req_wait(rma, ucp_am_send_nbx(rma->eps[pe], id, &hdr, sizeof(hdr), data, len,
+                                                  &param), "active message", pe);
+    cm_rma_delay_until(rma, ready);
+    return status;
+}
+
+/* A posted message: header and data live here until UCX is done with them. */
+typedef struct {
+    cm_rma_am_hdr_t hdr;
+    char            data[];
+} cm_rma_am_block_t;
+
+static void cm_rma_am_post_done(void *request, ucs_status_t status, void *user_data)
+{
+    if (status != UCS_OK) {
+        cm_error("posted active message failed: %s", ucs_status_string(status));
+    }
+    free(user_data);
+    ucp_request_free(request);
+}
+
+cm_status_t cm_rma_am_post(cm_rma_t *rma, int pe, unsigned id, const void *data, size_t len)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_am_block_t *b = malloc(sizeof(*b) + len);
+    ucs_status_ptr_t req;
+
+    if (b == NULL) {
+        cm_error("active message of %zu bytes: out of memory", len);
+        return CM_ERR_NO_MEMORY;
+    }
+    b->hdr.src = (uint32_t)rma->rank;
+    memcpy(b->data, data, len);
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK |
+                         UCP_OP_ATTR_FIELD_USER_DATA;
+    param.flags        = UCP_AM_SEND_FLAG_EAGER;
+    param.cb.send      = cm_rma_am_post_done;
+    param.user_data    = b;
+    cm_rma_am_count(rma, pe, len);
+    req = ucp_am_send_nbx(rma->eps[pe], id, &b->hdr, sizeof(b->hdr), b->data, len, &param);
+    if (UCS_PTR_IS_ERR(req)) {
+        cm_error("active message to rank %d failed: %s", pe, ucs_status_string(UCS_PTR_STATUS(req)));
+        free(b);
+        return CM_ERR_TRANSPORT;
+    }
+    if (req == NULL) {
+        free(b); /* completed at once; the callback is not called */
+    }
+    return CM_OK;
 }

@@ -27,6 +27,7 @@
 
 #include <inttypes.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,6 +206,37 @@ static int cm_fadd(cm_bench_t *b, size_t size, uint64_t iter)
     (void)size;
     (void)iter;
     cm_bench_check(cm_rma_fadd(b->rma, b->target, (uint64_t *)b->remote, 1, &old), "fadd");
+    return 0;
+}
+
+/* Null round trip of active messages: the target's handler answers at once. */
+#define CM_BENCH_AM_PING 30
+#define CM_BENCH_AM_PONG 31
+static atomic_uint_fast64_t cm_bench_pongs;
+
+static void cm_bench_on_ping(void *arg, int src, const void *data, size_t len)
+{
+    (void)arg;
+    cm_rma_am_post(cm_rt.rma, src, CM_BENCH_AM_PONG, data, len);
+}
+
+static void cm_bench_on_pong(void *arg, int src, const void *data, size_t len)
+{
+    (void)arg;
+    (void)src;
+    (void)data;
+    (void)len;
+    atomic_fetch_add(&cm_bench_pongs, 1);
+}
+
+static int cm_am_rtt(cm_bench_t *b, size_t size, uint64_t iter)
+{
+    uint64_t want = atomic_load(&cm_bench_pongs) + 1;
+    (void)iter;
+    cm_bench_check(cm_rma_am_send(b->rma, b->target, CM_BENCH_AM_PING, b->local, size), "message");
+    while (atomic_load(&cm_bench_pongs) < want) {
+        cm_rma_progress(b->rma);
+    }
     return 0;
 }
 
@@ -735,6 +767,8 @@ int main(int argc, char **argv)
         memset(b.remote, 0x5a, max_bw);
         *(uint64_t *)b.remote = 0;
     }
+    cm_bench_check(cm_rma_am_set_handler(b.rma, CM_BENCH_AM_PING, cm_bench_on_ping, NULL), "handler");
+    cm_bench_check(cm_rma_am_set_handler(b.rma, CM_BENCH_AM_PONG, cm_bench_on_pong, NULL), "handler");
     cm_bench_check(cm_rma_barrier(b.rma), "barrier");
 
     if (cm_rank() == 0) {
@@ -766,6 +800,12 @@ int main(int argc, char **argv)
                      b.iter, check);
         }
         cm_bench_latency(&b, "atomic fetch-and-add", cm_fadd, ucx_fadd, 8);
+        {
+            double rtt, unused;
+            cm_bench_pair(&b, cm_am_rtt, NULL, 8, &rtt, &unused);
+            cm_bench_add(&b, "message round trip (null)", 8, "us", rtt / 1e3,
+                         cm_bench_value(&b, "get", 8), "one-sided get (8 B)");
+        }
         for (size_t i = 0; i < 3; i++) {
             cm_bench_bandwidth(&b, "get bandwidth (16 in flight)", cm_get_bw, ucx_get_bw,
                                bw_sizes[i]);

@@ -10,15 +10,15 @@ check_json() {
               "page fault, remote home, read\"" "page fault, remote home, read, frame cold" \
               "store, shared page \(CHSM doubling\)" "lock acquire\+release, remote, free" \
               "directory update, CAS word" "directory update, MCS lock" \
-              "lock hand-off, all processes contending" '"barrier, 2 processes"'; do
+              "lock hand-off, all processes contending" "message round trip \\(null\\)" '"barrier, 2 processes"'; do
         expect_out "$op"
     done
     # latency and bandwidth rows carry a positive UCX figure and a ratio
     [ "$(count_out '"ref": [0-9]+\.[0-9]+, "ref_name": "ucx", "ratio": [0-9]+\.[0-9]+')" -eq 12 ] ||
         fail "expected 12 rows with ucx figures"
     # protocol rows carry the floor they are built from
-    [ "$(count_out '"ref": [0-9]+\.[0-9]+, "ref_name": "[^u"][^"]*", "ratio": [0-9]+\.[0-9]+')" -eq 8 ] ||
-        fail "expected 8 protocol rows with floors"
+    [ "$(count_out '"ref": [0-9]+\.[0-9]+, "ref_name": "[^u"][^"]*", "ratio": [0-9]+\.[0-9]+')" -eq 9 ] ||
+        fail "expected 9 protocol and message rows with floors"
     printf '%s\n' "$out" | grep -q '"cm": 0\.000000,' && fail "a figure of zero"
     return 0
 }
