@@ -55,6 +55,9 @@
     _(first_touch, FIRST_TOUCH, BOOL, "yes", NULL, "protocol", \
       "After the initialization phase (the first barrier, or cm_init_done) a page's home moves to " \
       "the first process that touches it; no: homes stay round-robin.") \
+    _(tmk_gc_bytes, TMK_GC_BYTES, SIZE, "64m", NULL, "protocol", \
+      "TreadMarks: when the write notices and diffs a process holds exceed this, the next barrier " \
+      "collects garbage (every copy is brought up to date, then all history is dropped).") \
     _(stats, STATS, STRING, "", NULL, "protocol", \
       "Statistics at cm_finalize: empty = none; \"table\" = rank 0 prints every process's and the " \
       "total counts and times on stderr; a path = the table, and JSON written to that file.") \

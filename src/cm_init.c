@@ -211,6 +211,10 @@ int cm_init(int *argc, char ***argv)
 
     rma_params.boot        = cm_rt.boot;
     rma_params.progress    = (cm_progress_mode_t)cm_rt.config.progress_thread;
+    /* TreadMarks serves requests while the application computes: the thread is its "interrupt". */
+    if (cm_rt.config.protocol == CM_PROTOCOL_TREADMARKS && rma_params.progress == CM_PROGRESS_AUTO) {
+        rma_params.progress = CM_PROGRESS_ON;
+    }
     rma_params.handoff_ns  = cm_rt.config.progress_handoff;
     rma_params.latency_ns  = cm_rt.config.net_latency;
     rma_params.bandwidth   = cm_rt.config.net_bandwidth;
@@ -244,12 +248,8 @@ int cm_init(int *argc, char ***argv)
     }
 
     cm_heap_init(&cm_rt.heap, cm_rt.shared_size, page);
-    if (cm_rt.config.protocol == CM_PROTOCOL_TREADMARKS) {
-        cm_error("CM_PROTOCOL=treadmarks is not implemented yet (implemented: cashmere)");
-        status = CM_ERR_UNSUPPORTED;
-        goto err;
-    }
-    cm_rt.proto = &cm_protocol_cashmere;
+    cm_rt.proto = (cm_rt.config.protocol == CM_PROTOCOL_TREADMARKS) ? &cm_protocol_treadmarks
+                                                                    : &cm_protocol_cashmere;
     status = cm_rt.proto->init();
     if (status == CM_OK) {
         status = cm_fault_install(cm_rt.shared_base, cm_rt.shared_size, cm_rt.proto->fault);

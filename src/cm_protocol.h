@@ -33,5 +33,6 @@ typedef struct {
 } cm_protocol_t;
 
 extern const cm_protocol_t cm_protocol_cashmere;
+extern const cm_protocol_t cm_protocol_treadmarks;
 
 #endif

@@ -16,7 +16,8 @@
     _(lock_wait_ns,  "waiting for locks (MCS queue)") \
     _(barrier_ns,    "waiting in barriers (dissemination rounds)") \
     _(release_ns,    "in releases (write-through flush, delayed notices)") \
-    _(acquire_ns,    "in acquires (notice drain, self-invalidation)")
+    _(acquire_ns,    "in acquires (notice drain, self-invalidation)") \
+    _(handler_ns,    "TreadMarks: serving requests while the application computed (interrupts)")
 
 /* Counts. */
 #define CM_STATS_COUNTERS(_) \
@@ -46,7 +47,31 @@
     _(gets,               "one-sided gets issued") \
     _(atomics,            "one-sided atomics issued") \
     _(bytes_put,          "bytes put") \
-    _(bytes_got,          "bytes got")
+    _(bytes_got,          "bytes got") \
+    _(intervals,          "TreadMarks: intervals created here") \
+    _(twins,              "TreadMarks: twins made") \
+    _(diffs_created,      "TreadMarks: diffs encoded") \
+    _(diff_bytes_created, "TreadMarks: bytes of the diffs encoded") \
+    _(diffs_applied,      "TreadMarks: diffs applied to pages here") \
+    _(diff_bytes_applied, "TreadMarks: bytes of the diffs applied") \
+    _(cold_misses,        "TreadMarks: pages copied from their manager (first access)") \
+    _(interrupts,         "TreadMarks: requests served while the application computed") \
+    _(gc_runs,            "TreadMarks: garbage collections") \
+    _(msgs,               "messages sent (all types)") \
+    _(msg_bytes,          "message bytes sent (all types)") \
+    _(msgs_lock_req,      "lock requests sent (to the manager)") \
+    _(msgs_lock_fwd,      "lock requests forwarded (manager to last requester)") \
+    _(msgs_lock_grant,    "lock grants sent") \
+    _(msgs_bar_arrive,    "barrier arrivals sent") \
+    _(msgs_bar_depart,    "barrier departures sent") \
+    _(msgs_diff_req,      "diff requests sent") \
+    _(msgs_diff_reply,    "diff replies sent") \
+    _(msgs_page_req,      "page requests sent") \
+    _(msgs_page_reply,    "page replies sent") \
+    _(msg_bytes_grant,    "bytes of lock grants (intervals, write notices)") \
+    _(msg_bytes_barrier,  "bytes of barrier arrivals and departures") \
+    _(msg_bytes_diff,     "bytes of diff replies") \
+    _(msg_bytes_page,     "bytes of page replies")
 
 typedef struct {
 #define CM_STATS_FIELD(_name, _doc) uint64_t _name;

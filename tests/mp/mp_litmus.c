@@ -224,7 +224,8 @@ static void test_migrate(void)
     cm_barrier();
     for (size_t g = 0; g < per * (size_t)np; g++) {
         MP_OK(cm_rt.proto->page_home(a + g * 4096, &home));
-        if (cm_rt.config.first_touch) {
+        /* Homes move only under Cashmere; TreadMarks pages keep their static managers. */
+        if (cm_rt.config.first_touch && strcmp(cm_rt.proto->name, "cashmere") == 0) {
             MP_CHECK(home == (int)(g / per), "page %zu lives at rank %d, first touched by rank %zu",
                      g, home, g / per);
         }
