@@ -1,0 +1,55 @@
+#!/bin/bash
+# The TreadMarks baseline (CM_PROTOCOL=treadmarks): the release-consistency
+# litmus tests with the very binaries Cashmere runs (plain and hooked), at 2
+# and 4 processes over shared memory and TCP, with garbage collection forced
+# and with requests served only inside library calls; and the message count of
+# each operation against Table 2.1 of Keleher's thesis.
+. "$top_srcdir/tests/lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export CM_PROTOCOL=treadmarks
+
+stat() { sed -n 's/.*"total": {.*"'"$1"'": \([0-9]*\).*/\1/p' "$2"; }
+
+use_shm
+for np in 2 4; do
+    for bin in mp_litmus mp_litmus.hooks; do
+        note "shared memory, $np processes, $bin"
+        expect_ok env CM_STATS="$tmp/s.json" "$CMRUN" -n $np "$MP/$bin" all --iters 30 --seed $np
+        expect_out "^litmus all: OK$"
+        for c in intervals twins diffs_created diffs_applied cold_misses interrupts msgs_lock_grant \
+                 msgs_diff_reply; do
+            [ "$(stat $c "$tmp/s.json")" -gt 0 ] || fail "statistic $c is 0"
+        done
+        [ "$(stat gc_runs "$tmp/s.json")" -eq 0 ] || fail "garbage collected below the threshold"
+    done
+done
+
+note "garbage collection at every barrier (CM_TMK_GC_BYTES=4k)"
+expect_ok env CM_TMK_GC_BYTES=4k CM_STATS="$tmp/g.json" "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 20
+expect_out "^litmus all: OK$"
+[ "$(stat gc_runs "$tmp/g.json")" -gt 0 ] || fail "no garbage collection ran"
+
+note "no progress thread: requests served only inside library calls"
+expect_ok env CM_PROGRESS_THREAD=off CM_STATS="$tmp/o.json" "$CMRUN" -n 4 "$MP/mp_litmus" all \
+    --iters 20 --seed 9
+expect_out "^litmus all: OK$"
+[ "$(stat interrupts "$tmp/o.json")" -eq 0 ] || fail "interrupts counted without a progress thread"
+
+note "message counts per operation (thesis Table 2.1)"
+for np in 3 4; do
+    expect_ok "$CMRUN" -n $np "$MP/mp_tmk"
+    expect_out "lock, manager holds the token \(2-hop\) +2 messages"
+    expect_out "lock, token at the last requester \(3-hop\) +3 messages"
+    expect_out "barrier, 2\(n-1\) +$((2 * (np - 1))) messages"
+    expect_out "access miss, two concurrent writers \(2m, m=2\) +4 messages"
+    expect_out "mp_tmk: OK \($np processes\)"
+done
+
+use_tcp lo
+for np in 2 4; do
+    note "TCP, $np processes"
+    expect_ok "$CMRUN" -n $np "$MP/mp_litmus" all --iters 10 --seed $np
+    expect_out "^litmus all: OK$"
+done
+echo "PASS"
