@@ -156,7 +156,8 @@ cm_status_t cm_rma_am_send(cm_rma_t *rma, int pe, unsigned id, const void *data,
 cm_status_t cm_rma_am_post(cm_rma_t *rma, int pe, unsigned id, const void *data, size_t len);
 
 /*
- * For code that drives the UCX worker itself (cm_bench's raw UCX figures):
+ * For code that drives the UCX worker itself (cm_bench's raw UCX figures, the
+ * TreadMarks waits):
  * between enter and leave the caller progresses the worker and the progress
  * thread stays parked, exactly as inside this layer's own waits.
  */

@@ -453,6 +453,7 @@ static void tm_wait(atomic_int *v, int target, bool down)
     unsigned idle = 0;
 
     tm_unlock();
+    cm_rma_poll_enter(tm.rma);
     while (down ? atomic_load(v) > target : atomic_load(v) < target) {
         if (cm_rma_progress(tm.rma) != 0) {
             idle = 0;
@@ -461,6 +462,7 @@ static void tm_wait(atomic_int *v, int target, bool down)
         }
         tm_drain();
     }
+    cm_rma_poll_leave(tm.rma);
     tm_lock();
 }
 

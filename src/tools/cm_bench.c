@@ -443,8 +443,9 @@ static void cm_bench_print(cm_bench_t *b, bool json, const char *transport)
     cm_rma_get_stats(b->rma, &st);
     if (json) {
         printf("{\n  \"tool\": \"cm_bench\", \"version\": \"%s\",\n", PACKAGE_VERSION);
-        printf("  \"nprocs\": %d, \"initiator\": 0, \"target\": %d, \"variant\": \"%s\",\n",
-               cm_rt.nprocs, b->target, cm_variants[cfg->variant].name);
+        printf("  \"nprocs\": %d, \"initiator\": 0, \"target\": %d, \"protocol\": \"%s\", "
+               "\"variant\": \"%s\",\n", cm_rt.nprocs, b->target, cm_rt.proto->name,
+               cm_variants[cfg->variant].name);
         printf("  \"transport\": \"%s\", \"direct_mapped\": %s, \"progress_thread\": %s,\n",
                transport, cm_rma_ptr(b->rma, b->target, b->remote) ? "true" : "false",
                cm_rma_progress_thread_running(b->rma) ? "true" : "false");
@@ -470,10 +471,11 @@ static void cm_bench_print(cm_bench_t *b, bool json, const char *transport)
     }
 
     printf("# cm_bench %s: %d processes, rank 0 -> rank %d over %s (%s), progress thread %s, "
-           "variant %s\n", PACKAGE_VERSION, cm_rt.nprocs, b->target, transport,
+           "protocol %s, variant %s\n", PACKAGE_VERSION, cm_rt.nprocs, b->target, transport,
            cm_rma_ptr(b->rma, b->target, b->remote) ? "peer memory directly mapped"
                                                      : "no direct mapping",
-           cm_rma_progress_thread_running(b->rma) ? "on" : "off", cm_variants[cfg->variant].name);
+           cm_rma_progress_thread_running(b->rma) ? "on" : "off", cm_rt.proto->name,
+           cm_variants[cfg->variant].name);
     if (cfg->net_latency || cfg->net_bandwidth > 0 || cfg->net_overhead) {
         printf("# delay injection: latency %" PRIu64 " ns, bandwidth %.0f B/s (0 = unlimited), "
                "overhead %" PRIu64 " ns\n", cfg->net_latency, cfg->net_bandwidth, cfg->net_overhead);
@@ -701,6 +703,88 @@ static void cm_bench_protocol(cm_bench_t *b)
     }
 }
 
+/*
+ * TreadMarks: the thesis's basic costs, each next to the message round trip it
+ * is built from (Table 2.1's message counts). Each timed operation follows two
+ * barriers that put the lock token, or a fresh write notice, where it must be.
+ */
+static void cm_bench_tmk(cm_bench_t *b)
+{
+    const int me = cm_rank(), np = cm_nprocs(), t = b->target;
+    const int rounds = 5 * b->batches;
+    const size_t ps = cm_rt.page_size;
+    double t2[5 * CM_BENCH_MAX_BATCHES], t3[5 * CM_BENCH_MAX_BATCHES], tf[5 * CM_BENCH_MAX_BATCHES];
+    volatile int *page = cm_malloc(ps);
+    double ns;
+
+    /* 2-hop: lock t is managed by the target, which takes the token back each round. */
+    for (int r = 0; r < rounds; r++) {
+        cm_barrier();
+        if (me == t) {
+            cm_lock_acquire(t);
+            cm_lock_release(t);
+        }
+        cm_barrier();
+        if (me == 0) {
+            uint64_t t0 = cm_time_ns();
+            cm_lock_acquire(t);
+            t2[r] = (double)(cm_time_ns() - t0);
+            cm_lock_release(t);
+        }
+    }
+    /* 3-hop: lock t + np, managed by the target, token left at rank 1 each round. */
+    for (int r = 0; np >= 3 && r < rounds; r++) {
+        cm_barrier();
+        if (me == 1) {
+            cm_lock_acquire(t + np);
+            cm_lock_release(t + np);
+        }
+        cm_barrier();
+        if (me == 0) {
+            uint64_t t0 = cm_time_ns();
+            cm_lock_acquire(t + np);
+            t3[r] = (double)(cm_time_ns() - t0);
+            cm_lock_release(t + np);
+        }
+    }
+    /* Access miss with one diff: the target writes a word, rank 0 reads the page again. */
+    if (me == 0) {
+        (void)page[0];
+    }
+    for (int r = 0; r < rounds; r++) {
+        cm_barrier();
+        if (me == t) {
+            page[1 + r % 512] = r;
+        }
+        cm_barrier();
+        if (me == 0) {
+            uint64_t t0 = cm_time_ns();
+            int v = page[1 + r % 512];
+            tf[r] = (double)(cm_time_ns() - t0);
+            if (v != r) {
+                cm_abort(1, "cm_bench: read %d after the target wrote %d", v, r);
+            }
+        }
+    }
+    ns = cm_bench_median_of(b, loop_barrier, NULL, 100);
+    if (me == 0) {
+        static char bname[48];
+        double rtt = cm_bench_value(b, "message round trip (null)", 8);
+        double flt = cm_bench_value(b, "fault: SIGSEGV + mprotect (handler)", 0);
+        cm_bench_add(b, "lock acquire, 2 messages (manager has it)", 0, "us",
+                     cm_bench_median(t2, rounds) / 1e3, rtt, "1 message round trip");
+        if (np >= 3) {
+            cm_bench_add(b, "lock acquire, 3 messages (forwarded)", 0, "us",
+                         cm_bench_median(t3, rounds) / 1e3, 1.5 * rtt, "1.5 message round trips");
+        }
+        cm_bench_add(b, "page fault, one diff (2 messages)", 4096, "us",
+                     cm_bench_median(tf, rounds) / 1e3, flt + rtt,
+                     "SIGSEGV + mprotect + message round trip");
+        snprintf(bname, sizeof(bname), "barrier, %d processes", np);
+        cm_bench_add(b, bname, 0, "us", ns / 1e3, rtt, "1 message round trip (2(n-1) messages)");
+    }
+}
+
 static void cm_bench_usage(void)
 {
     fprintf(stderr, "usage: cmrun -n 2 cm_bench [--json] [--batches N] [--target RANK]\n");
@@ -814,7 +898,11 @@ int main(int argc, char **argv)
     }
     cm_bench_check(cm_rma_barrier(b.rma), "barrier");
     if (cm_nprocs() > 1 && target != 0) {
-        cm_bench_protocol(&b);
+        if (strcmp(cm_rt.proto->name, "treadmarks") == 0) {
+            cm_bench_tmk(&b);
+        } else {
+            cm_bench_protocol(&b);
+        }
     }
     if (cm_rank() == 0) {
         cm_bench_print(&b, json, transport);

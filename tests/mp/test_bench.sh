@@ -47,6 +47,15 @@ note "software doubling without merging (CHSN)"
 expect_ok env CM_VARIANT=CHSN "$CMRUN" -n 2 "$CM_BENCH" --batches 1
 expect_out "^store, shared page \(CHSN doubling\) +8 B +[0-9.]+ us +[0-9.]+ us"
 
+note "TreadMarks: the thesis's basic costs next to the message round trip"
+expect_ok env CM_PROTOCOL=treadmarks "$CMRUN" -n 3 "$CM_BENCH" --json --batches 1
+expect_out '"protocol": "treadmarks"'
+for op in "message round trip \\(null\\)" "lock acquire, 2 messages \\(manager has it\\)" \
+          "lock acquire, 3 messages \\(forwarded\\)" "page fault, one diff \\(2 messages\\)" \
+          "barrier, 3 processes"; do
+    expect_out "$op\", \"size\": [0-9]+, \"unit\": \"us\", \"cm\": [0-9]+\\.[0-9]+, \"ref\": [0-9.]+"
+done
+
 note "bad option"
 expect_fail "$CMRUN" -n 2 "$CM_BENCH" --bogus
 echo "PASS"
