@@ -157,6 +157,12 @@ static void cm_info_summary(void)
            caps.tcp ? "yes (the progress thread serves peers; CM_PROGRESS_THREAD)" : "no");
     printf("  delay injection ...................... CM_NET_LATENCY, CM_NET_BANDWIDTH, "
            "CM_NET_OVERHEAD\n");
+    printf("  active messages (TreadMarks) ......... yes (UCX AM, served by the progress thread)\n");
+    printf("\nProtocols (CM_PROTOCOL):\n");
+    printf("  cashmere    directory, write notices, write-through to homes, all one-sided; "
+           "variant below\n");
+    printf("  treadmarks  lazy release consistency: intervals, twins, lazy diffs, messages; "
+           "plain or cmcc binaries\n");
     printf("\nCashmere variants (CM_VARIANT; letters: copy, read misses, writes, merge buffer):\n");
     for (int v = 0; v < cm_nvariants; v++) {
         printf("  %s  %-16s", cm_variants[v].name,
