@@ -267,6 +267,14 @@ static cm_status_t tm_new_interval(void)
     if (tm.ndirty == 0) {
         return CM_OK;
     }
+    if (tm.np == 1) {
+        /* Nobody can ever ask for these writes: no notices, no write detection. */
+        for (uint32_t k = 0; k < tm.ndirty; k++) {
+            tm.pages[tm.dirty[k]].in_dirty = 0;
+        }
+        tm.ndirty = 0;
+        return CM_OK;
+    }
     qsort(tm.dirty, tm.ndirty, sizeof(uint32_t), tm_cmp_u32);
     memcpy(vt, tm.store.vt, (size_t)tm.np * sizeof(uint32_t));
     vt[tm.me]++;
@@ -645,7 +653,7 @@ static cm_status_t tm_fault(void *addr, bool write)
         }
     }
     if (status == CM_OK && write && pg->state == TM_READ_ONLY) {
-        if (pg->twin == NULL) {
+        if (pg->twin == NULL && tm.np > 1) {
             pg->twin = malloc(tm.ps);
             if (pg->twin == NULL) {
                 status = CM_ERR_NO_MEMORY;
