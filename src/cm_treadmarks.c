@@ -372,7 +372,7 @@ static cm_status_t tm_incorporate(const char *buf, size_t len, uint32_t count)
     return off == len ? CM_OK : CM_ERR_INVALID;
 }
 
-/* Packs the intervals not covered by vt_a after a header of hdr_len bytes. */
+/* A message being built: a header, then packed intervals. */
 typedef struct {
     char   *buf;
     size_t len, cap;
@@ -397,16 +397,48 @@ static cm_status_t tm_pack_one(const cm_tmk_interval_t *iv, void *arg)
     return CM_OK;
 }
 
-static cm_status_t tm_pack_send_set(tm_pack_t *pk, size_t hdr_len, const uint32_t *vt_a)
+/*
+ * Messages that carry intervals (lock grant, barrier arrival and departure):
+ * {id, count, flag, vt[nprocs]}, then the intervals not covered by vt_a.
+ */
+static size_t tm_ivmsg_hdr(void)
 {
-    pk->cap   = hdr_len + 4096;
-    pk->buf   = malloc(pk->cap);
-    pk->len   = hdr_len;
-    pk->count = 0;
-    if (pk->buf == NULL) {
+    return (3 + (size_t)tm.np) * sizeof(uint32_t);
+}
+
+static cm_status_t tm_send_intervals(int pe, int type, uint32_t id, uint32_t flag,
+                                     const uint32_t *vt_a)
+{
+    tm_pack_t pk = {.cap = tm_ivmsg_hdr() + 4096, .len = tm_ivmsg_hdr(), .count = 0};
+    cm_status_t status;
+
+    pk.buf = malloc(pk.cap);
+    if (pk.buf == NULL) {
         return CM_ERR_NO_MEMORY;
     }
-    return cm_tmk_store_send_set(&tm.store, vt_a, tm_pack_one, pk);
+    status = cm_tmk_store_send_set(&tm.store, vt_a, tm_pack_one, &pk);
+    if (status == CM_OK) {
+        uint32_t *h = (uint32_t *)pk.buf;
+        h[0] = id;
+        h[1] = pk.count;
+        h[2] = flag;
+        memcpy(h + 3, tm.store.vt, (size_t)tm.np * sizeof(uint32_t));
+        status = tm_post(pe, type, pk.buf, pk.len);
+    }
+    free(pk.buf);
+    return status;
+}
+
+static const uint32_t *tm_ivmsg_header(const tm_buf_t *b)
+{
+    return b->data;
+}
+
+/* Takes in the intervals of a kept interval-carrying message. */
+static cm_status_t tm_take_intervals(const tm_buf_t *b)
+{
+    return tm_incorporate((const char *)b->data + tm_ivmsg_hdr(), b->len - tm_ivmsg_hdr(),
+                          tm_ivmsg_header(b)[1]);
 }
 
 /* ---- waiting (the application thread, never holding the mutex) ------------------- */
@@ -522,7 +554,6 @@ static cm_status_t tm_validate(uint64_t p)
     tm_page_t *pg = &tm.pages[p];
     tm_ref_t **need = NULL;
     uint32_t nneed = 0, *pairs = NULL, *npairs = NULL;
-    int *dest = NULL;
     cm_status_t status = CM_OK;
 
     atomic_store(&tm.pending, 0);
@@ -534,10 +565,9 @@ static cm_status_t tm_validate(uint64_t p)
         tm.st.cold_misses++;
     }
     need  = malloc((pg->nrefs ? pg->nrefs : 1) * sizeof(*need));
-    dest  = malloc((pg->nrefs ? pg->nrefs : 1) * sizeof(*dest));
     pairs = malloc(2 * (size_t)(pg->nrefs ? pg->nrefs : 1) * (size_t)tm.np * sizeof(*pairs));
     npairs = calloc((size_t)tm.np, sizeof(*npairs));
-    if (need == NULL || dest == NULL || pairs == NULL || npairs == NULL) {
+    if (need == NULL || pairs == NULL || npairs == NULL) {
         status = CM_ERR_NO_MEMORY;
         goto out;
     }
@@ -552,11 +582,10 @@ static cm_status_t tm_validate(uint64_t p)
      */
     for (uint32_t i = 0; i < nneed; i++) {
         cm_tmk_interval_t *n = need[i]->iv;
-        dest[i] = -1;
+        int dest = (int)n->proc;
         if (n->notices[need[i]->k].diff != NULL) {
             continue; /* already here */
         }
-        dest[i] = (int)n->proc;
         for (uint32_t j = 0; j < nneed; j++) {
             cm_tmk_interval_t *m = need[j]->iv;
             bool newest = true;
@@ -567,15 +596,15 @@ static cm_status_t tm_validate(uint64_t p)
                 newest = !cm_tmk_iv_precedes(m, need[k]->iv);
             }
             if (newest) {
-                dest[i] = (int)m->proc;
+                dest = (int)m->proc;
                 break;
             }
         }
         {
-            uint32_t *slot = pairs + 2 * ((size_t)dest[i] * pg->nrefs + npairs[dest[i]]);
+            uint32_t *slot = pairs + 2 * ((size_t)dest * pg->nrefs + npairs[dest]);
             slot[0] = n->proc;
             slot[1] = n->index;
-            npairs[dest[i]]++;
+            npairs[dest]++;
         }
     }
     for (int pe = 0; pe < tm.np; pe++) {
@@ -627,7 +656,6 @@ static cm_status_t tm_validate(uint64_t p)
     pg->state = TM_INVALID; /* valid contents, still protected */
 out:
     free(need);
-    free(dest);
     free(pairs);
     free(npairs);
     return status;
@@ -681,21 +709,10 @@ static cm_status_t tm_fault(void *addr, bool write)
 /* Grants lock l to a: a new interval, and every interval a has not seen. */
 static cm_status_t tm_grant(unsigned l, uint32_t a, const uint32_t *vt_a)
 {
-    tm_pack_t pk;
-    size_t hdr = (3 + (size_t)tm.np) * sizeof(uint32_t);
     cm_status_t status;
 
     TM_CHECK(tm_new_interval());
-    status = tm_pack_send_set(&pk, hdr, vt_a);
-    if (status == CM_OK) {
-        uint32_t *h = (uint32_t *)pk.buf;
-        h[0] = l;
-        h[1] = pk.count;
-        h[2] = 0;
-        memcpy(h + 3, tm.store.vt, (size_t)tm.np * sizeof(uint32_t));
-        status = tm_post((int)a, TM_LOCK_GRANT, pk.buf, pk.len);
-    }
-    free(pk.buf);
+    status = tm_send_intervals((int)a, TM_LOCK_GRANT, l, 0, vt_a);
     tm.locks[l].local = false;
     return status;
 }
@@ -786,9 +803,7 @@ static cm_status_t tm_lock_acquire(unsigned id)
         tm_wait_ge(&tm.granted, 1);
         t1 = cm_ticks();
         tm.st.lock_wait_ns += cm_ticks_to_ns(t1 - t0);
-        const uint32_t *h = tm.grant.data;
-        size_t hdr = (3 + (size_t)tm.np) * sizeof(uint32_t);
-        status = tm_incorporate((const char *)tm.grant.data + hdr, tm.grant.len - hdr, h[1]);
+        status = tm_take_intervals(&tm.grant);
         tm_drop(&tm.grant);
         lk->local = lk->held = true;
         tm.st.lock_acquires_remote++;
@@ -833,7 +848,6 @@ static cm_status_t tm_barrier(void)
 {
     const uint32_t seq = tm.bar_seq++;
     const int mgr = (int)(seq % (uint32_t)tm.np);
-    const size_t hdr = (3 + (size_t)tm.np) * sizeof(uint32_t);
     uint64_t t0 = cm_ticks();
     bool gc;
     cm_status_t status = CM_OK;
@@ -846,37 +860,27 @@ static cm_status_t tm_barrier(void)
         goto out;
     }
     if (tm.me != mgr) {
-        tm_pack_t pk;
         /* The manager knows at least what everyone knew at the last departure. */
-        status = tm_pack_send_set(&pk, hdr, tm.bar_vt);
-        if (status == CM_OK) {
-            uint32_t *h = (uint32_t *)pk.buf;
-            h[0] = seq;
-            h[1] = pk.count;
-            h[2] = gc;
-            memcpy(h + 3, tm.store.vt, (size_t)tm.np * sizeof(uint32_t));
-            atomic_store(&tm.departed, 0);
-            status = tm_post(mgr, TM_BAR_ARRIVE, pk.buf, pk.len);
-        }
-        free(pk.buf);
+        atomic_store(&tm.departed, 0);
+        status = tm_send_intervals(mgr, TM_BAR_ARRIVE, seq, gc, tm.bar_vt);
         if (status != CM_OK) {
             goto out;
         }
         tm_wait_ge(&tm.departed, 1);
-        const uint32_t *d = tm.depart.data;
+        const uint32_t *d = tm_ivmsg_header(&tm.depart);
         if (d[0] != seq) {
             cm_error("treadmarks: departure from barrier %u while in barrier %u", d[0], seq);
             status = CM_ERR_INVALID;
         } else {
             gc = d[2] != 0;
-            status = tm_incorporate((const char *)tm.depart.data + hdr, tm.depart.len - hdr, d[1]);
+            status = tm_take_intervals(&tm.depart);
         }
         tm_drop(&tm.depart);
     } else {
         tm_wait_ge(&tm.narrived, tm.np - 1);
         atomic_store(&tm.narrived, 0);
         for (int w = 0; w < tm.np && status == CM_OK; w++) {
-            const uint32_t *a = tm.arrivals[w].data;
+            const uint32_t *a = tm_ivmsg_header(&tm.arrivals[w]);
             if (w == tm.me) {
                 continue;
             }
@@ -886,24 +890,14 @@ static cm_status_t tm_barrier(void)
                 break;
             }
             gc |= a[2] != 0;
-            status = tm_incorporate((const char *)tm.arrivals[w].data + hdr,
-                                    tm.arrivals[w].len - hdr, a[1]);
+            status = tm_take_intervals(&tm.arrivals[w]);
         }
+        /* Each worker gets what its arrival's timestamp lacks. */
         for (int w = 0; w < tm.np && status == CM_OK; w++) {
-            tm_pack_t pk;
-            if (w == tm.me) {
-                continue;
+            if (w != tm.me) {
+                status = tm_send_intervals(w, TM_BAR_DEPART, seq, gc,
+                                           tm_ivmsg_header(&tm.arrivals[w]) + 3);
             }
-            status = tm_pack_send_set(&pk, hdr, (const uint32_t *)tm.arrivals[w].data + 3);
-            if (status == CM_OK) {
-                uint32_t *h = (uint32_t *)pk.buf;
-                h[0] = seq;
-                h[1] = pk.count;
-                h[2] = gc;
-                memcpy(h + 3, tm.store.vt, (size_t)tm.np * sizeof(uint32_t));
-                status = tm_post(w, TM_BAR_DEPART, pk.buf, pk.len);
-            }
-            free(pk.buf);
         }
         for (int w = 0; w < tm.np; w++) {
             tm_drop(&tm.arrivals[w]);
