@@ -11,12 +11,8 @@
  */
 #include "mp_common.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 enum { AM_REQ = 0, AM_REPLY = 1 };
 
@@ -81,17 +77,11 @@ static void on_reply(void *arg, int src, const void *data, size_t len)
     atomic_fetch_add(&replies, 1);
 }
 
-static void fifo_name(char *buf, size_t len, const char *base, int pe)
-{
-    snprintf(buf, len, "%s.%d", base, pe);
-}
-
 int main(int argc, char **argv)
 {
     static const size_t sizes[] = {8, 100, 4000, 20000, 70000};
     unsigned count = 40;
     const char *fifo;
-    char path[256];
     unsigned char *buf;
 
     cm_init(&argc, &argv);
@@ -110,12 +100,7 @@ int main(int argc, char **argv)
     MP_CHECK(cm_rma_am_set_handler(rma, CM_RMA_AM_MAX_ID, on_reply, NULL) == CM_ERR_INVALID,
              "an out-of-range handler id was accepted");
     if (me == 0) {
-        for (int pe = 1; pe < np; pe++) {
-            fifo_name(path, sizeof(path), fifo, pe);
-            if (mkfifo(path, 0600) != 0 && errno != EEXIST) {
-                cm_abort(1, "mkfifo %s: %s", path, strerror(errno));
-            }
-        }
+        mp_fifo_make(fifo, np);
     }
     MP_OK(cm_rma_barrier(rma)); /* handlers everywhere before the first message */
 
@@ -144,21 +129,12 @@ int main(int argc, char **argv)
         }
         MP_CHECK(atomic_load(&bad) == 0, "%u bad messages", atomic_load(&bad));
         for (int pe = 1; pe < np; pe++) {
-            fifo_name(path, sizeof(path), fifo, pe);
-            int fd = open(path, O_WRONLY);
-            MP_CHECK(fd >= 0, "open %s for writing: %s", path, strerror(errno));
-            MP_CHECK(write(fd, "x", 1) == 1, "write to fifo");
-            close(fd);
+            mp_fifo_release(fifo, pe);
         }
         printf("mp_am: %u requests (8 B to 70 KB) to each of %d targets blocked in read(), "
                "and 1 to itself, all answered from handlers\n", count, np - 1);
     } else {
-        char c;
-        fifo_name(path, sizeof(path), fifo, me);
-        int fd = open(path, O_RDONLY); /* blocks until rank 0 has all its replies */
-        MP_CHECK(fd >= 0, "open %s: %s", path, strerror(errno));
-        MP_CHECK(read(fd, &c, 1) == 1, "read from fifo");
-        close(fd);
+        mp_fifo_block(fifo, me); /* until rank 0 has all its replies */
         MP_CHECK(atomic_load(&served) == count, "served %u requests, expected %u",
                  atomic_load(&served), count);
         MP_CHECK(atomic_load(&bad) == 0, "%u bad requests", atomic_load(&bad));
@@ -169,10 +145,7 @@ int main(int argc, char **argv)
         cm_rma_get_stats(rma, &st);
         /* its requests, and the reply to its own request */
         MP_CHECK(st.am_sent == count * (unsigned)(np - 1) + 2, "am_sent %" PRIu64, st.am_sent);
-        for (int pe = 1; pe < np; pe++) {
-            fifo_name(path, sizeof(path), fifo, pe);
-            unlink(path);
-        }
+        mp_fifo_remove(fifo, np);
         printf("mp_am: OK (progress thread %s)\n",
                cm_rma_progress_thread_running(rma) ? "on" : "off");
     }

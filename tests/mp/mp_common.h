@@ -5,10 +5,14 @@
 #include "cm.h"
 #include "src/cm_runtime.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define MP_CHECK(cond, ...) \
     do { \
@@ -24,5 +28,59 @@
         cm_status_t mp_st_ = (call); \
         MP_CHECK(mp_st_ == CM_OK, "%s returned %s", #call, cm_status_string(mp_st_)); \
     } while (0)
+
+/*
+ * A rendezvous that blocks a process outside the library: rank 0 makes one
+ * FIFO per other rank, each of which then blocks in open()/read() of its own
+ * until rank 0 writes to it. Nothing in the blocked process serves peers but
+ * the progress thread, so a test built on it deadlocks (and times out) without
+ * one: no timing in the verdict.
+ */
+static inline void mp_fifo_name(char *buf, size_t len, const char *base, int pe)
+{
+    snprintf(buf, len, "%s.%d", base, pe);
+}
+
+static inline void mp_fifo_make(const char *base, int np)
+{
+    char path[256];
+    for (int pe = 1; pe < np; pe++) {
+        mp_fifo_name(path, sizeof(path), base, pe);
+        if (mkfifo(path, 0600) != 0 && errno != EEXIST) {
+            cm_abort(1, "mkfifo %s: %s", path, strerror(errno));
+        }
+    }
+}
+
+/* Rank 0: lets pe out of mp_fifo_block. */
+static inline void mp_fifo_release(const char *base, int pe)
+{
+    char path[256];
+    mp_fifo_name(path, sizeof(path), base, pe);
+    int fd = open(path, O_WRONLY);
+    MP_CHECK(fd >= 0, "open %s for writing: %s", path, strerror(errno));
+    MP_CHECK(write(fd, "x", 1) == 1, "write to fifo");
+    close(fd);
+}
+
+/* Any other rank: blocks until rank 0 releases it. */
+static inline void mp_fifo_block(const char *base, int me)
+{
+    char path[256], c;
+    mp_fifo_name(path, sizeof(path), base, me);
+    int fd = open(path, O_RDONLY); /* blocks until rank 0 opens it for writing */
+    MP_CHECK(fd >= 0, "open %s: %s", path, strerror(errno));
+    MP_CHECK(read(fd, &c, 1) == 1, "read from fifo");
+    close(fd);
+}
+
+static inline void mp_fifo_remove(const char *base, int np)
+{
+    char path[256];
+    for (int pe = 1; pe < np; pe++) {
+        mp_fifo_name(path, sizeof(path), base, pe);
+        unlink(path);
+    }
+}
 
 #endif

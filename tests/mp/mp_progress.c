@@ -16,10 +16,6 @@
  */
 #include "mp_common.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define OPS 50
 
@@ -66,25 +62,13 @@ static void reset(void)
     MP_OK(cm_rma_barrier(rma));
 }
 
-/* One FIFO per target: open() is a rendezvous of one reader and one writer. */
-static void fifo_name(char *buf, size_t len, const char *base, int pe)
-{
-    snprintf(buf, len, "%s.%d", base, pe);
-}
-
 static void phase_blocked(const char *fifo)
 {
     const uint64_t tag = 11;
-    char path[256];
 
     reset();
     if (me == 0) {
-        for (int pe = 1; pe < np; pe++) {
-            fifo_name(path, sizeof(path), fifo, pe);
-            if (mkfifo(path, 0600) != 0 && errno != EEXIST) {
-                cm_abort(1, "mkfifo %s: %s", path, strerror(errno));
-            }
-        }
+        mp_fifo_make(fifo, np);
     }
     MP_OK(cm_rma_barrier(rma));
     if (me == 0) {
@@ -93,28 +77,16 @@ static void phase_blocked(const char *fifo)
         }
         /* Only now release each target from its blocking open()/read(). */
         for (int pe = 1; pe < np; pe++) {
-            fifo_name(path, sizeof(path), fifo, pe);
-            int fd = open(path, O_WRONLY);
-            MP_CHECK(fd >= 0, "open %s for writing: %s", path, strerror(errno));
-            MP_CHECK(write(fd, "x", 1) == 1, "write to fifo");
-            close(fd);
+            mp_fifo_release(fifo, pe);
         }
         printf("mp_progress: blocked: %d targets served while blocked in read()\n", np - 1);
     } else {
-        char c;
-        fifo_name(path, sizeof(path), fifo, me);
-        int fd = open(path, O_RDONLY); /* blocks until rank 0 opens it for writing */
-        MP_CHECK(fd >= 0, "open %s: %s", path, strerror(errno));
-        MP_CHECK(read(fd, &c, 1) == 1, "read from fifo");
-        close(fd);
+        mp_fifo_block(fifo, me);
         check_worked(tag);
     }
     MP_OK(cm_rma_barrier(rma));
     if (me == 0) {
-        for (int pe = 1; pe < np; pe++) {
-            fifo_name(path, sizeof(path), fifo, pe);
-            unlink(path);
-        }
+        mp_fifo_remove(fifo, np);
     }
 }
 
