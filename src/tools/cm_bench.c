@@ -59,7 +59,6 @@ typedef struct {
     char              *local;   /* private source/destination buffer */
     int               batches;
     uint64_t          iter;     /* operation counter, shared by cm and ucx batches */
-    const char        *doubled_name;
     cm_bench_result_t results[CM_BENCH_MAX_RESULTS];
     int               nresults;
 } cm_bench_t;
@@ -643,9 +642,9 @@ static void cm_bench_protocol(cm_bench_t *b)
         double priv = cm_bench_median_of(b, loop_store_private, NULL, 1 << 16);
         double dbl  = cm_bench_median_of(b, loop_store_shared, store_page, 1 << 14);
         cm_bench_add(b, "store, private (hook range check)", 8, "us", priv / 1e3, -1, NULL);
-        b->doubled_name = (strcmp(vname, "CHSN") == 0) ? "store, shared page (CHSN doubling)"
-                                                       : "store, shared page (CHSM doubling)";
-        cm_bench_add(b, b->doubled_name, 8, "us", dbl / 1e3, priv / 1e3, "private store");
+        cm_bench_add(b, (strcmp(vname, "CHSN") == 0) ? "store, shared page (CHSN doubling)"
+                                                     : "store, shared page (CHSM doubling)",
+                     8, "us", dbl / 1e3, priv / 1e3, "private store");
 
         /* Uncontended remote lock: the lock's tail lives at the target. */
         ns = cm_bench_median_of(b, loop_lock, &lock, 200);
