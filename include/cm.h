@@ -61,6 +61,16 @@ void *cm_malloc(size_t size);
 void cm_free(void *ptr);
 
 /*
+ * Non-collective shared allocation: a block of the shared region taken from
+ * this process's own arena (CM_LOCAL_HEAP), with no communication. The
+ * address means the same memory in every process; hand it to the others
+ * through shared memory (after a release/acquire or a barrier). Only the
+ * allocating process may cm_free_local it. Exhaustion is a one-line error.
+ */
+void *cm_malloc_local(size_t size);
+void cm_free_local(void *ptr);
+
+/*
  * Synchronization. Lock ids are 0..CM_LOCKS-1. Acquire and release carry
  * release consistency: what a process wrote before releasing a lock is seen
  * by the next process that acquires it; what every process wrote before a

@@ -37,7 +37,7 @@ void *cm_malloc(size_t size)
     status = cm_heap_alloc(&cm_rt.heap, size, &off);
     if (status == CM_ERR_NO_MEMORY) {
         cm_fatal(1, "cm_malloc(%zu): the shared heap is exhausted (%" PRIu64 " of %zu bytes in "
-                 "use); raise CM_SHARED_SIZE", size, cm_rt.heap.in_use, cm_rt.shared_size);
+                 "use); raise CM_SHARED_SIZE", size, cm_rt.heap.in_use, (size_t)cm_rt.local_base);
     }
     cm_api_check(status, "cm_malloc");
     return (char *)cm_rt.shared_base + off;
@@ -54,6 +54,42 @@ void cm_free(void *ptr)
     if (a < base || a >= base + cm_rt.shared_size ||
         cm_heap_free(&cm_rt.heap, a - base) != CM_OK) {
         cm_fatal(1, "cm_free(%p): not a block returned by cm_malloc", ptr);
+    }
+}
+
+void *cm_malloc_local(size_t size)
+{
+    uint64_t off;
+    cm_status_t status;
+
+    cm_api_require("cm_malloc_local");
+    if (size == 0) {
+        return NULL;
+    }
+    status = cm_heap_alloc(&cm_rt.local_heap, size, &off);
+    if (status == CM_ERR_NO_MEMORY) {
+        cm_fatal(1, "cm_malloc_local(%zu): this process's part of the shared region is exhausted "
+                 "(%" PRIu64 " of %" PRIu64 " bytes in use); raise CM_LOCAL_HEAP or CM_SHARED_SIZE",
+                 size, cm_rt.local_heap.in_use, cm_rt.local_arena);
+    }
+    cm_api_check(status, "cm_malloc_local");
+    return (char *)cm_rt.shared_base + cm_rt.local_base +
+           (uint64_t)cm_rt.rank * cm_rt.local_arena + off;
+}
+
+void cm_free_local(void *ptr)
+{
+    uintptr_t mine = (uintptr_t)cm_rt.shared_base + cm_rt.local_base +
+                     (uint64_t)cm_rt.rank * cm_rt.local_arena;
+    uintptr_t a = (uintptr_t)ptr;
+
+    cm_api_require("cm_free_local");
+    if (ptr == NULL) {
+        return;
+    }
+    if (a < mine || a >= mine + cm_rt.local_arena ||
+        cm_heap_free(&cm_rt.local_heap, a - mine) != CM_OK) {
+        cm_fatal(1, "cm_free_local(%p): not a block this process got from cm_malloc_local", ptr);
     }
 }
 

@@ -28,6 +28,10 @@
       "Size of each process's metadata segment (directory entries, write-notice ring, lock and " \
       "barrier words), mapped just below the shared region. 0: exactly what the shared size, " \
       "process count, CM_LOCKS and CM_WN_RING need; a value below that is an error.") \
+    _(local_heap, LOCAL_HEAP, SIZE, "0", NULL, "runtime", \
+      "Top part of the shared region set aside for non-collective allocations (cm_malloc_local: " \
+      "Tmk_malloc, PARMACS G_MALLOC after CREATE), split equally among the processes; the rest is " \
+      "the collective heap (cm_malloc). 0: a quarter of CM_SHARED_SIZE.") \
     _(protocol, PROTOCOL, ENUM, "cashmere", "cashmere|treadmarks", "protocol", \
       "Coherence protocol: cashmere (directory, write notices, write-through to homes over " \
       "one-sided RDMA) or treadmarks (lazy release consistency, twins and diffs, messages).") \
@@ -50,7 +54,7 @@
     _(wn_ring, WN_RING, UINT, "8192", NULL, "protocol", \
       "Slots of each process's write-notice ring. When it overflows no notice is lost: the owner " \
       "invalidates every cached page at its next acquire (counted in the stats).") \
-    _(locks, LOCKS, UINT, "65536", NULL, "protocol", \
+    _(locks, LOCKS, UINT, "131072", NULL, "protocol", \
       "Number of lock ids cm_lock_acquire accepts (each costs 16 bytes per process).") \
     _(first_touch, FIRST_TOUCH, BOOL, "yes", NULL, "protocol", \
       "After the initialization phase (the first barrier, or cm_init_done) a page's home moves to " \

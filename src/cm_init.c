@@ -247,7 +247,20 @@ int cm_init(int *argc, char ***argv)
         goto err;
     }
 
-    cm_heap_init(&cm_rt.heap, cm_rt.shared_size, page);
+    /* The collective heap below, one arena per process for non-collective allocations above. */
+    {
+        uint64_t local = cm_rt.config.local_heap ? cm_rt.config.local_heap : cm_rt.shared_size / 4;
+        if (local >= cm_rt.shared_size) {
+            cm_error("CM_LOCAL_HEAP=%" PRIu64 " must be smaller than CM_SHARED_SIZE=%zu", local,
+                     cm_rt.shared_size);
+            status = CM_ERR_INVALID;
+            goto err;
+        }
+        cm_rt.local_arena = local / (uint64_t)cm_rt.nprocs / page * page;
+        cm_rt.local_base  = cm_rt.shared_size - cm_rt.local_arena * (uint64_t)cm_rt.nprocs;
+        cm_heap_init(&cm_rt.heap, cm_rt.local_base, page);
+        cm_heap_init(&cm_rt.local_heap, cm_rt.local_arena, page);
+    }
     cm_rt.proto = (cm_rt.config.protocol == CM_PROTOCOL_TREADMARKS) ? &cm_protocol_treadmarks
                                                                     : &cm_protocol_cashmere;
     status = cm_rt.proto->init();
@@ -334,6 +347,7 @@ void cm_finalize(void)
     cm_fault_uninstall();
     cm_rt.proto->fini();
     cm_heap_fini(&cm_rt.heap);
+    cm_heap_fini(&cm_rt.local_heap);
     munmap(cm_rt.shared_base, cm_rt.shared_size);
     status = cm_rma_finalize(cm_rt.rma);
     cm_rt.rma = NULL;

@@ -50,7 +50,10 @@ typedef struct {
     size_t            meta_size;
     cm_rma_seg_t      *meta_seg;
     void              *scratch;      /* CM_META_SCRATCH bytes of the metadata segment for tools/tests */
-    cm_heap_t         heap;
+    cm_heap_t         heap;         /* collective: [0, local_base) of the region */
+    cm_heap_t         local_heap;   /* this process's arena for cm_malloc_local */
+    uint64_t          local_base;   /* offset of process 0's arena; arenas are local_arena apart */
+    uint64_t          local_arena;
     const cm_protocol_t *proto;
 } cm_runtime_t;
 
