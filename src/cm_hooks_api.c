@@ -7,6 +7,8 @@ volatile int cm_hooks_linked;
 static volatile uintptr_t *cm_hooks_lo;
 static volatile uintptr_t *cm_hooks_span;
 static void (*cm_hooks_handler)(uintptr_t addr, size_t len);
+static uintptr_t cm_hooks_saved_span;
+static int cm_hooks_paused;
 
 void cm_hooks_register(volatile uintptr_t *lo, volatile uintptr_t *span)
 {
@@ -23,7 +25,16 @@ void cm_hooks_set_range(uintptr_t lo, uintptr_t span, void (*handler)(uintptr_t 
     *cm_hooks_span   = 0; /* never a moment with a new base and an old span */
     cm_hooks_handler = handler;
     *cm_hooks_lo     = lo;
-    *cm_hooks_span   = (handler != NULL) ? span : 0;
+    cm_hooks_saved_span = (handler != NULL) ? span : 0;
+    *cm_hooks_span   = cm_hooks_paused ? 0 : cm_hooks_saved_span;
+}
+
+void cm_hooks_pause(int paused)
+{
+    cm_hooks_paused = paused;
+    if (cm_hooks_span != NULL) {
+        *cm_hooks_span = paused ? 0 : cm_hooks_saved_span;
+    }
 }
 
 void cm_hook_store(uintptr_t addr, size_t len)

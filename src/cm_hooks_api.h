@@ -24,4 +24,7 @@ void cm_hooks_set_range(uintptr_t lo, uintptr_t span, void (*handler)(uintptr_t 
 /* Called by the hooks for a store (or memcpy/memset/memmove destination) in the range. */
 void cm_hook_store(uintptr_t addr, size_t len);
 
+/* While paused, the hooks report nothing (a process computing on a private stand-in of the region). */
+void cm_hooks_pause(int paused);
+
 #endif

@@ -1,0 +1,56 @@
+/* Helpers shared by the TreadMarks and PARMACS layers (cm_compat.h). */
+#include "config.h"
+#include "compat/cm_compat.h"
+#include "src/cm_hooks_api.h"
+#include "src/cm_runtime.h"
+
+#include <sched.h>
+
+int cm_compat_lock_id(int which)
+{
+    return (int)cm_rt.config.locks - which;
+}
+
+unsigned cm_compat_user_locks(void)
+{
+    return (unsigned)cm_rt.config.locks - CM_COMPAT_RESERVED;
+}
+
+void cm_compat_cond_wait(int held, int seq_lock, volatile uint64_t *seq)
+{
+    uint64_t seen;
+
+    if (seq_lock != held) {
+        cm_lock_acquire(seq_lock);
+    }
+    seen = *seq;
+    if (seq_lock != held) {
+        cm_lock_release(seq_lock);
+    }
+    cm_lock_release(held);
+    for (;;) {
+        cm_lock_acquire(seq_lock);
+        if (*seq != seen) {
+            break;
+        }
+        cm_lock_release(seq_lock);
+        sched_yield();
+    }
+    if (seq_lock != held) {
+        cm_lock_release(seq_lock);
+        cm_lock_acquire(held);
+    }
+}
+
+void cm_compat_cond_signal(int seq_lock, volatile uint64_t *seq)
+{
+    cm_lock_acquire(seq_lock);
+    *seq = *seq + 1;
+    cm_compat_stored(seq, sizeof(*seq));
+    cm_lock_release(seq_lock);
+}
+
+void cm_compat_stored(volatile void *addr, size_t len)
+{
+    cm_hook_store((uintptr_t)addr, len);
+}

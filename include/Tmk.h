@@ -1,0 +1,2 @@
+/* TreadMarks programs include "Tmk.h". */
+#include <tmk.h>

@@ -1,0 +1,60 @@
+/*
+ * Run-time support of the PARMACS (ANL) macros in cashmere.m4, for SPLASH-2
+ * and SPLASH-3 programs. Programs do not call these directly: the macros
+ * expand to them. See README.md, "SPLASH programs (PARMACS)".
+ *
+ * Semantics in a process-per-node DSM (SPMD):
+ * - Every process runs main. Until CREATE, process 0 computes on the real
+ *   shared region while every other process computes the same thing on a
+ *   private stand-in of it (and prints nothing), so file-scope globals come
+ *   out identical everywhere and shared data holds exactly process 0's
+ *   values. G_MALLOC before CREATE is collective and deterministic.
+ * - The first CREATE is a barrier that ends initialization; then the worker
+ *   runs once per process. SPLASH-2 style (CREATE(fn), called P-1 times,
+ *   main then calls fn itself) and SPLASH-3 style (CREATE(fn, P): every
+ *   process runs fn, main continues on process 0) are both accepted.
+ * - After its worker returns, a process other than 0 waits in WAIT_FOR_END's
+ *   barrier, then keeps serving its memory until process 0 finishes, prints
+ *   nothing, and exits 0. Process 0 goes on after WAIT_FOR_END.
+ * - Locks, barriers, pauses and condition variables are small structs of
+ *   lock ids; LOCKINIT & co. hand ids out deterministically before CREATE and
+ *   from a shared counter after it. G_MALLOC after CREATE is an individual
+ *   (non-collective) shared allocation.
+ */
+#ifndef CM_PARMACS_H
+#define CM_PARMACS_H
+
+#include <cm.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int cm_plock_t;                                     /* LOCKDEC, ALOCKDEC */
+typedef int cm_pbar_t;                                      /* BARDEC: all barriers are global */
+typedef struct { int lock; volatile int flag; } cm_ppause_t;              /* PAUSEDEC */
+typedef struct { int lock; volatile unsigned long seq; } cm_pcond_t;      /* CONDVARDEC */
+typedef struct { int lock; volatile long value; } cm_pgs_t;               /* GSDEC */
+
+void cm_parmacs_init(void);                                 /* MAIN_INITENV */
+void cm_parmacs_create(void (*fn)(void), long nprocs);      /* CREATE(fn) (nprocs 0), CREATE(fn, P) */
+void cm_parmacs_wait_for_end(long n);                       /* WAIT_FOR_END */
+void cm_parmacs_end(void) __attribute__((noreturn));        /* MAIN_END */
+void *cm_parmacs_malloc(size_t size);                       /* G_MALLOC, NU_MALLOC */
+void cm_parmacs_free(void *ptr);                            /* G_FREE, NU_FREE */
+int cm_parmacs_lock_new(void);                              /* LOCKINIT & co. */
+void cm_parmacs_barrier(long n);                            /* BARRIER(bar, n) */
+void cm_parmacs_pause_wait(cm_ppause_t *p);                 /* WAITPAUSE */
+void cm_parmacs_cond_wait(cm_pcond_t *cv, int lock);        /* CONDVARWAIT(cv, lock) */
+void cm_parmacs_cond_signal(cm_pcond_t *cv);                /* CONDVARSIGNAL, CONDVARBCAST */
+long cm_parmacs_getsub(cm_pgs_t *gs, long max);             /* GETSUB */
+void cm_parmacs_fence(void);                                /* RELEASE/ACQUIRE/FULL_FENCE */
+unsigned long cm_parmacs_clock(void);                       /* CLOCK: microseconds */
+void cm_parmacs_roi_begin(void);                            /* SPLASH3_ROI_BEGIN */
+void cm_parmacs_roi_end(void);                              /* SPLASH3_ROI_END */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CM_PARMACS_H */
