@@ -10,6 +10,10 @@
  *   weak       pages written and read by everyone (weak; unsafe with CM_UNSAFE_THRESHOLD=0)
  *   migrate    after initialization a page's home moves to its first toucher
  *   memops     memcpy/memset/memmove into shared memory are written through too
+ *   wordlocks  words of one page, each under its own lock, incremented by everyone in rotating
+ *              order: a diff must carry one interval's writes, never an older one's values
+ *   refill     one process fills a page, then two processes write its halves: neither half may
+ *              come back with the fill's values
  *   all        every test above
  *
  *   mp_litmus TEST [--iters N] [--seed S]
@@ -266,6 +270,66 @@ static void test_memops(void)
     }
 }
 
+/* Each word of one page has its own lock; every process adds 1 to each, starting at its rank. */
+static void test_wordlocks(void)
+{
+    const int k = 6;
+    double *w = cm_malloc(4096);
+
+    if (me == 0) {
+        for (int s = 0; s < k; s++) {
+            w[s] = 0.0; /* the page has a writer before the lock rounds start */
+        }
+    }
+    cm_barrier();
+    for (int r = 1; r <= iters / 5 + 1; r++) {
+        for (int t = 0; t < k; t++) {
+            int s = (me + t) % k;
+            cm_lock_acquire(20 + s);
+            w[s] += 1.0;
+            cm_lock_release(20 + s);
+            jitter();
+        }
+        cm_barrier();
+        for (int s = 0; s < k; s++) {
+            MP_CHECK(w[s] == (double)np * r, "wordlocks round %d: word %d is %g, expected %g", r, s,
+                     w[s], (double)np * r);
+        }
+        cm_barrier();
+    }
+    cm_free(w);
+}
+
+/* A page filled by one process, then split between two writers, again and again. */
+static void test_refill(void)
+{
+    const size_t n = 4096 / sizeof(long);
+    long *page = cm_malloc(n * sizeof(long));
+
+    for (int r = 1; r <= iters / 5 + 1; r++) {
+        cm_barrier();
+        if (me == 0) {
+            for (size_t i = 0; i < n; i++) {
+                page[i] = -r;
+            }
+        }
+        cm_barrier();
+        if (me < 2) {
+            for (size_t i = (size_t)me * n / 2; i < (size_t)(me + 1) * n / 2; i++) {
+                page[i] = r * 10000L + (long)i;
+            }
+        }
+        cm_barrier();
+        for (size_t i = 0; i < n; i++) {
+            long want = (np == 1 && i >= n / 2) ? -r : r * 10000L + (long)i;
+            MP_CHECK(page[i] == want, "refill round %d: word %zu is %ld, expected %ld", r, i,
+                     page[i], want);
+        }
+    }
+    cm_barrier();
+    cm_free(page);
+}
+
 int main(int argc, char **argv)
 {
     const char *test = (argc > 1) ? argv[1] : "all";
@@ -304,6 +368,12 @@ int main(int argc, char **argv)
     }
     if (all || strcmp(test, "memops") == 0) {
         test_memops();
+    }
+    if (all || strcmp(test, "wordlocks") == 0) {
+        test_wordlocks();
+    }
+    if (all || strcmp(test, "refill") == 0) {
+        test_refill();
     }
     if (me == 0) {
         printf("litmus %s: OK\n", test);
