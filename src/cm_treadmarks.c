@@ -681,7 +681,16 @@ static cm_status_t tm_fault(void *addr, bool write)
         }
     }
     if (status == CM_OK && write && pg->state == TM_READ_ONLY) {
-        if (pg->twin == NULL && tm.np > 1) {
+        /*
+         * A twin left by an earlier interval: make that interval's diff now, before this one's
+         * writes. A diff spanning intervals would carry the older interval's values of words
+         * that others may have written since, and applying it for the newer notice would undo
+         * their writes (lost updates under locks; a page refilled by one process).
+         */
+        if (pg->twin != NULL && !pg->in_dirty) {
+            status = tm_make_diff(p);
+        }
+        if (status == CM_OK && pg->twin == NULL && tm.np > 1) {
             pg->twin = malloc(tm.ps);
             if (pg->twin == NULL) {
                 status = CM_ERR_NO_MEMORY;
