@@ -46,7 +46,7 @@ static void Work(void)
             ARELL(Global->locks, i)
         }
     }
-    mine = (long *) G_MALLOC(BLOCK * sizeof(long));
+    mine = (long *) G_MALLOC(BLOCK * sizeof(long)) /* no semicolon: the macro has it (LU relies on it) */
     for (long i = 0; i < BLOCK; i++) {
         mine[i] = me * 100000 + i;
     }
