@@ -553,7 +553,8 @@ static cm_status_t tm_validate(uint64_t p)
 {
     tm_page_t *pg = &tm.pages[p];
     tm_ref_t **need = NULL;
-    uint32_t nneed = 0, *pairs = NULL, *npairs = NULL;
+    cm_tmk_interval_t **newest_of = NULL;
+    uint32_t nneed = 0, nnewest = 0, *pairs = NULL, *npairs = NULL;
     cm_status_t status = CM_OK;
 
     atomic_store(&tm.pending, 0);
@@ -567,7 +568,8 @@ static cm_status_t tm_validate(uint64_t p)
     need  = malloc((pg->nrefs ? pg->nrefs : 1) * sizeof(*need));
     pairs = malloc(2 * (size_t)(pg->nrefs ? pg->nrefs : 1) * (size_t)tm.np * sizeof(*pairs));
     npairs = calloc((size_t)tm.np, sizeof(*npairs));
-    if (need == NULL || pairs == NULL || npairs == NULL) {
+    newest_of = malloc((pg->nrefs ? pg->nrefs : 1) * sizeof(*newest_of));
+    if (need == NULL || pairs == NULL || npairs == NULL || newest_of == NULL) {
         status = CM_ERR_NO_MEMORY;
         goto out;
     }
@@ -578,25 +580,28 @@ static cm_status_t tm_validate(uint64_t p)
     }
     /*
      * Whom to ask: the creator of a newest notice covering it. Who wrote the
-     * page in an interval had applied every diff of the page before it.
+     * page in an interval had applied every diff of the page before it. The
+     * newest notices (followed by none) are found once: quadratic, not cubic,
+     * in the notices a page has pending (a pivot row of gauss has one per step).
      */
+    for (uint32_t j = 0; j < nneed; j++) {
+        bool newest = true;
+        for (uint32_t k = 0; k < nneed && newest; k++) {
+            newest = !cm_tmk_iv_precedes(need[j]->iv, need[k]->iv);
+        }
+        if (newest) {
+            newest_of[nnewest++] = need[j]->iv;
+        }
+    }
     for (uint32_t i = 0; i < nneed; i++) {
         cm_tmk_interval_t *n = need[i]->iv;
         int dest = (int)n->proc;
         if (n->notices[need[i]->k].diff != NULL) {
             continue; /* already here */
         }
-        for (uint32_t j = 0; j < nneed; j++) {
-            cm_tmk_interval_t *m = need[j]->iv;
-            bool newest = true;
-            if (j == i || !cm_tmk_iv_precedes(n, m)) {
-                continue;
-            }
-            for (uint32_t k = 0; k < nneed && newest; k++) {
-                newest = !cm_tmk_iv_precedes(m, need[k]->iv);
-            }
-            if (newest) {
-                dest = (int)m->proc;
+        for (uint32_t j = 0; j < nnewest; j++) {
+            if (cm_tmk_iv_precedes(n, newest_of[j])) {
+                dest = (int)newest_of[j]->proc;
                 break;
             }
         }
@@ -656,6 +661,7 @@ static cm_status_t tm_validate(uint64_t p)
     pg->state = TM_INVALID; /* valid contents, still protected */
 out:
     free(need);
+    free(newest_of);
     free(pairs);
     free(npairs);
     return status;
