@@ -7,7 +7,7 @@ use_shm
 export CM_APPS_DIR="$top_builddir/apps"
 QUICK=60 # seconds: the watchdog of a single run
 
-for app in sor; do
+for app in sor sor_l gauss fft mgrid em3d water mp3d appbt; do
     for np in 1 2 4; do
         for setting in "CM_PROTOCOL=cashmere CM_VARIANT=CHSM" "CM_PROTOCOL=cashmere CM_VARIANT=CHSN" \
                        "CM_PROTOCOL=treadmarks"; do
