@@ -25,6 +25,12 @@ for np in 2 4; do
     done
 done
 
+note "lock-protected words of one page (a diff never spans intervals)"
+for np in 2 4; do
+    expect_ok "$CMRUN" -n $np "$MP/mp_litmus" wordlocks --iters 40 --seed $np
+    expect_out "^litmus wordlocks: OK$"
+done
+
 note "garbage collection at every barrier (CM_TMK_GC_BYTES=4k)"
 expect_ok env CM_TMK_GC_BYTES=4k CM_STATS="$tmp/g.json" "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 20
 expect_out "^litmus all: OK$"
