@@ -12,7 +12,7 @@
  *   memops     memcpy/memset/memmove into shared memory are written through too
  *   wordlocks  words of one page, each under its own lock, incremented by everyone in rotating
  *              order: a diff must carry one interval's writes, never an older one's values
- *              (not part of "all": Cashmere loses an update here now and then, README Limitations)
+ *              (not part of "all": Cashmere is one count short now and then, README: known bug)
  *   refill     one process fills a page, then two processes write its halves: neither half may
  *              come back with the fill's values
  *   all        every test above but wordlocks

@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 stat() { sed -n 's/.*"total": {.*"'"$1"'": \([0-9]*\).*/\1/p' "$2"; }
 
 echo "KNOWN BUG, not run under Cashmere: litmus wordlocks (words of one page under their own"
-echo "  locks) loses an increment in some runs (CM_NET_LATENCY=5us cmrun -n 4 mp_litmus wordlocks);"
+echo "  locks) is one count short in some runs (CM_NET_LATENCY=5us cmrun -n 4 mp_litmus wordlocks);"
 echo "  README, Limitations. It runs under TreadMarks in test_treadmarks.sh."
 for variant in CHSM CHSN; do
     for np in 2 4; do
