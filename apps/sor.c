@@ -14,28 +14,7 @@
  *   cmrun -n P sor [--size test|paper|large] [--n N] [--iters K]
  *     test: 64 x 64, 10 iterations; paper: 1024 x 1024, 20; large: 2048 x 2048, 20
  */
-#include "app.h"
-
-#define SOR_FLAGS "[--n N] [--iters K]"
-#define OMEGA     1.25f
-
-/* Updates the points of one colour in row i (the same code for the parallel and the reference run). */
-static void sor_row(float *row, const float *up, const float *down, long n, long i, int colour)
-{
-    for (long j = (i + colour) & 1; j < n; j += 2) {
-        float left  = (j > 0) ? row[j - 1] : 0.0f;
-        float right = (j + 1 < n) ? row[j + 1] : 0.0f;
-        float avg   = 0.25f * (up[j] + down[j] + left + right);
-        row[j]      = row[j] + OMEGA * (avg - row[j]);
-    }
-}
-
-static void sor_init_row(float *row, long n, long i)
-{
-    for (long j = 0; j < n; j++) {
-        row[j] = (i == 0) ? 1.0f : 0.0f; /* the top edge is hot, the rest cold */
-    }
-}
+#include "sor_grid.h"
 
 int main(int argc, char **argv)
 {
@@ -55,13 +34,7 @@ int main(int argc, char **argv)
 
     /* Initialization ends first, so each band's pages move to the process that owns them. */
     cm_init_done();
-    for (long i = lo; i < hi; i++) {
-        sor_init_row(grid + i * n, n, i);
-    }
-    if (me == 0) {
-        sor_init_row(grid, n, 0);
-        sor_init_row(grid + (rows - 1) * n, n, rows - 1);
-    }
+    sor_init_band(grid, n, lo, hi);
     cm_barrier();
     cm_stats_reset();
 
@@ -81,29 +54,7 @@ int main(int argc, char **argv)
     cm_barrier();
 
     if (me == 0) {
-        float *ref = malloc((size_t)rows * (size_t)n * sizeof(float));
-        long bad = 0;
-        if (ref == NULL) {
-            cm_abort(1, "sor: out of memory for the reference grid");
-        }
-        for (long i = 0; i < rows; i++) {
-            sor_init_row(ref + i * n, n, i);
-        }
-        for (long k = 0; k < iters; k++) {
-            for (int colour = 0; colour < 2; colour++) {
-                for (long i = 1; i <= n; i++) {
-                    sor_row(ref + i * n, ref + (i - 1) * n, ref + (i + 1) * n, n, i, colour);
-                }
-            }
-        }
-        for (long x = 0; x < rows * n; x++) {
-            if (memcmp(&grid[x], &ref[x], sizeof(float)) != 0 && bad++ < 3) {
-                fprintf(stderr, "sor: row %ld column %ld: %.9g, sequential %.9g\n", x / n, x % n,
-                        (double)grid[x], (double)ref[x]);
-            }
-        }
-        ok = (bad == 0);
-        free(ref);
+        ok = sor_check("sor", grid, n, iters);
     }
     snprintf(params, sizeof(params), "%ld x %ld, %ld iterations", n, n, iters);
     int status = app_report("sor", params, t1 - t0, ok);
