@@ -9,6 +9,7 @@
 #include <cm.h>
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,21 @@ static inline void app_usage(const char *name, const char *flags)
     }
     cm_finalize();
     exit(2);
+}
+
+/* splitmix64: the hash the apps derive their inputs from (a function of an index, not of P). */
+static inline uint64_t app_hash64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* A uniform double in [0, 1) from the top 53 bits of r. */
+static inline double app_unit(uint64_t r)
+{
+    return (double)(r >> 11) * 0x1p-53;
 }
 
 /* --size (default: paper). */

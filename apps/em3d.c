@@ -41,26 +41,12 @@
 
 enum { KIND_E = 0, KIND_H = 1 };
 
-static uint64_t splitmix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
-/* A uniform double in [0, 1) from 53 random bits. */
-static double unit(uint64_t r)
-{
-    return (double)(r >> 11) * 0x1p-53;
-}
-
 /* Edge k of node i of the given kind: its neighbour's index (of the other kind) and weight. */
 static void em3d_edge(int kind, long i, int k, long half, long degree, long remote, long *nbr,
                       double *w)
 {
     uint64_t base = ((uint64_t)kind << 62) ^ ((uint64_t)i * (uint64_t)degree + (uint64_t)k);
-    uint64_t r1 = splitmix64(base * 3 + 0), r2 = splitmix64(base * 3 + 1), r3 = splitmix64(base * 3 + 2);
+    uint64_t r1 = app_hash64(base * 3 + 0), r2 = app_hash64(base * 3 + 1), r3 = app_hash64(base * 3 + 2);
     if ((long)(r1 % 100) < remote) {
         *nbr = (long)(r2 % (uint64_t)half);
     } else {
@@ -68,12 +54,12 @@ static void em3d_edge(int kind, long i, int k, long half, long degree, long remo
         *nbr = ((i + off) % half + half) % half;
     }
     /* small weights keep the values bounded over many iterations */
-    *w = (0.5 + unit(r3)) / (4.0 * (double)degree);
+    *w = (0.5 + app_unit(r3)) / (4.0 * (double)degree);
 }
 
 static double em3d_init_value(int kind, long i)
 {
-    return unit(splitmix64(((uint64_t)(kind + 2) << 60) ^ (uint64_t)i)) - 0.5;
+    return app_unit(app_hash64(((uint64_t)(kind + 2) << 60) ^ (uint64_t)i)) - 0.5;
 }
 
 /* Updates n nodes from their neighbours in other[] (the same code for the parallel and the reference run). */

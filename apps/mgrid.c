@@ -110,15 +110,6 @@ static void mg_band(const mg_level *L, int me, int np, long *lo, long *hi)
     *hi = 1 + ((L->nz - 1) * (me + 1)) / np;
 }
 
-/* The splitmix64 finalizer, for the charges' positions. */
-static uint64_t mg_mix(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* Zeroes every array's planes in process me's bands (rank 0: the boundary planes too), sets the charges. */
 static void mg_init(mg_grid *g, int me, int np)
 {
@@ -142,9 +133,9 @@ static void mg_init(mg_grid *g, int me, int np)
     }
     mg_band(F, me, np, &lo, &hi);
     for (int c = 0; c < MG_CHARGES; c++) { /* a later charge on the same point wins */
-        long i = 1 + (long)(mg_mix(3 * (uint64_t)c) % (uint64_t)(F->nx - 1));
-        long j = 1 + (long)(mg_mix(3 * (uint64_t)c + 1) % (uint64_t)(F->ny - 1));
-        long k = 1 + (long)(mg_mix(3 * (uint64_t)c + 2) % (uint64_t)(F->nz - 1));
+        long i = 1 + (long)(app_hash64(3 * (uint64_t)c) % (uint64_t)(F->nx - 1));
+        long j = 1 + (long)(app_hash64(3 * (uint64_t)c + 1) % (uint64_t)(F->ny - 1));
+        long k = 1 + (long)(app_hash64(3 * (uint64_t)c + 2) % (uint64_t)(F->nz - 1));
         if (k >= lo && k < hi) {
             g->f[k * F->ps + j * F->px + i] = (c < MG_CHARGES / 2) ? 1.0 : -1.0;
         }

@@ -120,24 +120,10 @@ typedef struct {
     int32_t *order;  /* own particles sorted by cell, by index within a cell */
 } sorter_t;
 
-static uint64_t splitmix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
-/* A uniform double in [0, 1) from 53 random bits. */
-static double unit(uint64_t r)
-{
-    return (double)(r >> 11) * 0x1p-53;
-}
-
 /* Random stream number k of particle i at step s (s = -1: initialization). */
 static uint64_t rnd(long i, long s, uint64_t k)
 {
-    return splitmix64(splitmix64(((uint64_t)i << 20) ^ (uint64_t)(s + 1)) ^ (k * 0x632be59bd9b4e019ULL));
+    return app_hash64(app_hash64(((uint64_t)i << 20) ^ (uint64_t)(s + 1)) ^ (k * 0x632be59bd9b4e019ULL));
 }
 
 /* A free-stream velocity: MP3D_U along x plus a bounded, roughly Gaussian thermal part. */
@@ -146,7 +132,7 @@ static void draw_velocity(double v[3], long i, long s, uint64_t k)
     for (int a = 0; a < 3; a++) {
         double t = 0.0;
         for (int q = 0; q < 4; q++) {
-            t += unit(rnd(i, s, k * 16 + (uint64_t)(a * 4 + q)));
+            t += app_unit(rnd(i, s, k * 16 + (uint64_t)(a * 4 + q)));
         }
         v[a] = MP3D_VTH * (t - 2.0) + (a == 0 ? MP3D_U : 0.0);
     }
@@ -176,7 +162,7 @@ static void init_particle(const grid_t *g, particle_t *p, long i)
     uint64_t k = 0;
     do {
         for (int a = 0; a < 3; a++) {
-            p->pos[a] = tunnel[a] * unit(rnd(i, -1, k++));
+            p->pos[a] = tunnel[a] * app_unit(rnd(i, -1, k++));
         }
     } while (in_object(p->pos));
     draw_velocity(p->vel, i, -1, 1000);
@@ -276,7 +262,7 @@ static void move_block(particle_t *parts, const grid_t *g, long lo, long hi, lon
 static void collide(double *va, double *vb, long ia, long ib, long s)
 {
     uint64_t r = rnd(ia, s, 0x10000 + (uint64_t)ib);
-    double c = 2.0 * unit(splitmix64(r)) - 1.0, phi = 2.0 * M_PI * unit(splitmix64(r + 1));
+    double c = 2.0 * app_unit(app_hash64(r)) - 1.0, phi = 2.0 * M_PI * app_unit(app_hash64(r + 1));
     double sn = sqrt(1.0 - c * c), n[3] = {sn * cos(phi), sn * sin(phi), c};
     double gn = 0.0;
     for (int a = 0; a < 3; a++) {
@@ -334,7 +320,7 @@ static void enter_cells(particle_t *parts, cell_t *cells, const grid_t *g, long 
             particle_t *p = &parts[w->order[q]];
             if (cl->pstep == (int32_t)s && cl->partner != NO_PARTNER) {
                 particle_t *o = &parts[cl->partner];
-                if (unit(rnd(p->id, s, 0x20000 + (uint64_t)o->id)) < MP3D_PCOLL) {
+                if (app_unit(rnd(p->id, s, 0x20000 + (uint64_t)o->id)) < MP3D_PCOLL) {
                     collide(p->vel, o->vel, p->id, o->id, s);
                     cl->colls++;
                     t->colls++;

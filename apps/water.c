@@ -74,18 +74,10 @@ typedef struct {
     double box, rc, ro; /* box side, cutoff, switching start */
 } water_box_t;
 
-static uint64_t splitmix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 /* Random number k of molecule m: a uniform double in [0, 1). */
 static double mol_rand(long m, int k)
 {
-    return (double)(splitmix64((uint64_t)m * 64 + (uint64_t)k) >> 11) * 0x1p-53;
+    return app_unit(app_hash64((uint64_t)m * 64 + (uint64_t)k));
 }
 
 /* Molecule m's initial positions: lattice site, random orientation at the equilibrium geometry. */
