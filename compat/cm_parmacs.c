@@ -223,8 +223,7 @@ void *cm_parmacs_malloc(size_t size)
 
 void cm_parmacs_free(void *ptr)
 {
-    uintptr_t a = (uintptr_t)ptr, b = (uintptr_t)cm_rt.shared_base;
-    uintptr_t mine = b + cm_rt.local_base + (uint64_t)cm_rank() * cm_rt.local_arena;
+    uintptr_t a = (uintptr_t)ptr, mine = cm_rt_local_arena();
 
     pm_require();
     if (ptr == NULL) {

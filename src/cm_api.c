@@ -73,15 +73,12 @@ void *cm_malloc_local(size_t size)
                  size, cm_rt.local_heap.in_use, cm_rt.local_arena);
     }
     cm_api_check(status, "cm_malloc_local");
-    return (char *)cm_rt.shared_base + cm_rt.local_base +
-           (uint64_t)cm_rt.rank * cm_rt.local_arena + off;
+    return (void *)(cm_rt_local_arena() + off);
 }
 
 void cm_free_local(void *ptr)
 {
-    uintptr_t mine = (uintptr_t)cm_rt.shared_base + cm_rt.local_base +
-                     (uint64_t)cm_rt.rank * cm_rt.local_arena;
-    uintptr_t a = (uintptr_t)ptr;
+    uintptr_t mine = cm_rt_local_arena(), a = (uintptr_t)ptr;
 
     cm_api_require("cm_free_local");
     if (ptr == NULL) {

@@ -59,6 +59,12 @@ typedef struct {
 
 extern cm_runtime_t cm_rt;
 
+/* Start of this process's arena for cm_malloc_local (local_arena bytes). */
+static inline uintptr_t cm_rt_local_arena(void)
+{
+    return (uintptr_t)cm_rt.shared_base + cm_rt.local_base + (uint64_t)cm_rt.rank * cm_rt.local_arena;
+}
+
 /*
  * Places the metadata segment, the application view and the network view for
  * a configuration, given the metadata size the job needs. Fails with a
