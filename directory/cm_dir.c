@@ -104,7 +104,7 @@ static cm_status_t cm_dir_mcs_handoff(int succ, void *arg)
 }
 
 static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
-                                     cm_dir_claim_fn_t claim, void *arg, cm_dir_entry_t *after,
+                                     cm_dir_held_fn_t held, void *arg, cm_dir_entry_t *after,
                                      cm_dir_effects_t *fx)
 {
     int home = cm_dir_home_of(dir, page);
@@ -149,8 +149,9 @@ static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
     cm_dir_words_to_entry(words, &e);
     leaving_writer = (op == CM_DIR_LEAVE) && (e.writers & (1ull << dir->rank));
     cm_dir_apply(&e, op, dir->rank, (uint32_t)home, dir->first_touch, dir->unsafe_threshold, fx);
-    if (fx->claimed_home && fx->old_home != (uint32_t)dir->rank && claim != NULL) {
-        status = claim(page, fx->old_home, arg); /* under the lock: nobody sees the new home yet */
+    if (cm_dir_effects_held(fx, dir->rank)) {
+        /* Under the lock: notices land and the page moves before anyone sees the entry. */
+        status = held(page, fx, arg);
     }
     /* Under the lock only we move the version: bump before the entry changes. A joiner of an
      * unsafe page needs the version it joined at. */
@@ -179,7 +180,7 @@ static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
 /* ---- CAS form ------------------------------------------------------------ */
 
 static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
-                                     cm_dir_claim_fn_t claim, void *arg, cm_dir_entry_t *after,
+                                     cm_dir_held_fn_t held  , void *arg, cm_dir_entry_t *after,
                                      cm_dir_effects_t *fx)
 {
     int home = cm_dir_home_of(dir, page);
@@ -187,9 +188,7 @@ static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
     uint64_t cur, next, old;
     cm_dir_entry_t e;
     cm_status_t status;
-    bool copy;
-
-    bool bumped = false;
+    bool busy, bumped = false;
 
     status = cm_rma_get(dir->rma, home, &cur, word, sizeof(cur));
     for (;;) {
@@ -203,8 +202,9 @@ static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
             bumped = true;
             continue;
         }
-        if (e.flags & CM_DIR_MIGRATING) {
-            /* Its new home is still copying the page in: wait and look again. */
+        if (e.flags & CM_DIR_BUSY) {
+            /* Its updater is still posting notices or copying the page in: the state it shows
+             * cannot be relied on yet. Wait and look again. */
             cm_rma_progress(dir->rma);
             sched_yield();
             status = cm_rma_get(dir->rma, home, &cur, word, sizeof(cur));
@@ -212,9 +212,9 @@ static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
         }
         cm_dir_apply(&e, op, dir->rank, (uint32_t)home, dir->first_touch, dir->unsafe_threshold,
                      fx);
-        copy = fx->claimed_home && fx->old_home != (uint32_t)dir->rank && claim != NULL;
-        if (copy) {
-            e.flags |= CM_DIR_MIGRATING;
+        busy = cm_dir_effects_held(fx, dir->rank);
+        if (busy) {
+            e.flags |= CM_DIR_BUSY;
         }
         next   = cm_dir_cas_pack(&e);
         status = cm_rma_cswap(dir->rma, home, word, cur, next, &old);
@@ -230,15 +230,15 @@ static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
         status = cm_rma_get(dir->rma, home, &fx->version, &word[CM_DIR_VERSION_WORD],
                             sizeof(fx->version));
     }
-    if (status == CM_OK && copy) {
-        status = claim(page, fx->old_home, arg);
-        /* Nobody changes a MIGRATING entry, so it still holds `next`. */
-        e.flags &= ~CM_DIR_MIGRATING;
+    if (status == CM_OK && busy) {
+        status = held(page, fx, arg);
+        /* Nobody changes a BUSY entry, so it still holds `next`. */
+        e.flags &= ~CM_DIR_BUSY;
         if (status == CM_OK) {
             status = cm_rma_cswap(dir->rma, home, word, next, cm_dir_cas_pack(&e), &old);
         }
         if (status == CM_OK && old != next) {
-            cm_error("directory entry of page %" PRIu64 " changed while migrating", page);
+            cm_error("directory entry of page %" PRIu64 " changed while busy", page);
             status = CM_ERR_INVALID;
         }
     }
@@ -246,11 +246,24 @@ static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
     return status;
 }
 
-cm_status_t cm_dir_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op, cm_dir_claim_fn_t claim,
+/* Stands in for a missing held callback: a transition that needs one is a caller's bug. */
+static cm_status_t cm_dir_no_held(uint64_t page, const cm_dir_effects_t *fx, void *arg)
+{
+    (void)fx;
+    (void)arg;
+    cm_error("directory update of page %" PRIu64 " has notices to post or a page to move, "
+             "but no callback to do it", page);
+    return CM_ERR_INVALID;
+}
+
+cm_status_t cm_dir_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op, cm_dir_held_fn_t held,
                           void *arg, cm_dir_entry_t *after, cm_dir_effects_t *fx)
 {
-    return (dir->impl == CM_DIR_IMPL_CAS) ? cm_dir_cas_update(dir, page, op, claim, arg, after, fx)
-                                          : cm_dir_mcs_update(dir, page, op, claim, arg, after, fx);
+    if (held == NULL) {
+        held = cm_dir_no_held;
+    }
+    return (dir->impl == CM_DIR_IMPL_CAS) ? cm_dir_cas_update(dir, page, op, held, arg, after, fx)
+                                          : cm_dir_mcs_update(dir, page, op, held, arg, after, fx);
 }
 
 cm_status_t cm_dir_read(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e, uint64_t *version)

@@ -30,7 +30,7 @@
 
 #define CM_DIR_UNSAFE     0x1u /* transitions to WEAK send no notices; sharers check at acquire */
 #define CM_DIR_HOME_FIXED 0x2u /* the home no longer follows the round-robin rule */
-#define CM_DIR_MIGRATING  0x4u /* (CAS form) the new home is still copying the page in */
+#define CM_DIR_BUSY       0x4u /* (CAS form) the updater is still acting on its transition */
 
 typedef enum { CM_PAGE_UNCACHED, CM_PAGE_SHARED, CM_PAGE_DIRTY, CM_PAGE_WEAK } cm_page_state_t;
 
@@ -74,6 +74,11 @@ const char *cm_dir_state_name(cm_page_state_t s);
  * that is already WEAK posts one to itself. A transition that would need more
  * than unsafe_threshold remote notices also marks the page UNSAFE (the notices
  * still go out that once); later transitions of an UNSAFE page send none.
+ *
+ * Whoever sees WEAK relies on those notices and posts nothing (a writer whose
+ * transition finds the page WEAK releases its lock at once), so they must be
+ * in their rings before anyone can see the state: cm_dir_update posts them
+ * while it still holds the entry (see cm_dir_held_fn_t).
  */
 void cm_dir_apply(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_rr, bool first_touch,
                   unsigned unsafe_threshold, cm_dir_effects_t *fx);
@@ -94,18 +99,35 @@ typedef struct {
 } cm_dir_t;
 
 /*
- * Called when this process has just become the home of `page` by first touch
- * and the old home is someone else: copy the page in before anyone can see
- * the new home (the entry is still locked, or marked MIGRATING).
+ * The part of a transition that others rely on as soon as they can see the
+ * new entry, run while the updater still holds it: nobody else reads or
+ * changes the entry until it returns (MCS form: the entry lock is held; CAS
+ * form: the word carries CM_DIR_BUSY, which every other updater waits out).
+ * It is called only when the effects have such work (cm_dir_effects_held):
+ *   - fx->notify: post those write notices, complete in their targets' rings
+ *     when it returns. Ordering invariant (DESIGN.md 5): a notice is drainable
+ *     no later than the WEAK state that makes others post nothing. Posting
+ *     after releasing the entry lost lock-protected updates (litmus wordlocks;
+ *     tests/model/ has the counterexample).
+ *   - fx->claimed_home with another old home: copy the page in before anyone
+ *     can see the new home.
  */
-typedef cm_status_t (*cm_dir_claim_fn_t)(uint64_t page, uint32_t old_home, void *arg);
+typedef cm_status_t (*cm_dir_held_fn_t)(uint64_t page, const cm_dir_effects_t *fx, void *arg);
+
+/* Whether the effects need the held callback. */
+static inline bool cm_dir_effects_held(const cm_dir_effects_t *fx, int me)
+{
+    return fx->notify != 0 || (fx->claimed_home && fx->old_home != (uint32_t)me);
+}
 
 /* impl may be CM_DIR_IMPL_CAS only if nprocs <= CM_DIR_MAX_PROCS_CAS. */
 cm_status_t cm_dir_init(cm_dir_t *dir, cm_rma_t *rma, cm_dir_impl_t impl, char *meta_base,
                         const cm_meta_layout_t *meta, unsigned unsafe_threshold);
 
 /*
- * Atomic read-modify-write of page's entry; *after gets the new entry.
+ * Atomic read-modify-write of page's entry; *after gets the new entry. held
+ * (may be NULL only if the effects never need it, e.g. for CM_DIR_LEAVE) runs
+ * before the entry is released.
  *
  * Each page also has a version, bumped by every writer that leaves it (before
  * the entry changes). A sharer of an UNSAFE page records the version when it
@@ -114,7 +136,7 @@ cm_status_t cm_dir_init(cm_dir_t *dir, cm_rma_t *rma, cm_dir_impl_t impl, char *
  * released and left before the check leaves no WEAK behind, yet its writes
  * are newer than the copy.
  */
-cm_status_t cm_dir_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op, cm_dir_claim_fn_t claim,
+cm_status_t cm_dir_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op, cm_dir_held_fn_t held,
                           void *arg, cm_dir_entry_t *after, cm_dir_effects_t *fx);
 
 /*

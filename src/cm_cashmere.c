@@ -202,13 +202,35 @@ static void cm_cm_flush_doubling(void)
 
 /* ---- directory effects ----------------------------------------------------- */
 
+/*
+ * Run by cm_dir_update while it holds page p's entry: what others rely on the
+ * moment they see the new entry. A first toucher copies the page from its old
+ * home before anyone can see the new home; a transition into WEAK posts its
+ * write notices and completes them in the targets' rings before anyone can
+ * see WEAK (a writer that finds the page WEAK posts nothing and hands its
+ * lock on, trusting that every sharer already holds a notice).
+ */
+static cm_status_t cm_cm_held(uint64_t p, const cm_dir_effects_t *fx, void *arg)
+{
+    (void)arg;
+    if (fx->claimed_home && fx->old_home != (uint32_t)cm_cm.me) {
+        CM_CHECK(cm_rma_get(cm_cm.rma, (int)fx->old_home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
+        cm_cm.st.pages_fetched++;
+    }
+    if (fx->notify != 0) {
+        for (uint64_t mask = fx->notify; mask != 0; mask &= mask - 1) {
+            CM_CHECK(cm_wn_post(&cm_cm.wn, __builtin_ctzll(mask), p));
+        }
+        CM_CHECK(cm_rma_flush_all(cm_cm.rma));
+    }
+    return CM_OK;
+}
+
+/* The local part of an update's effects: self-notices and the unsafe list. */
 static cm_status_t cm_cm_effects(uint64_t p, const cm_dir_entry_t *e, const cm_dir_effects_t *fx)
 {
     cm_pte_t *pte = &cm_cm.pte[p];
 
-    for (uint64_t mask = fx->notify; mask != 0; mask &= mask - 1) {
-        CM_CHECK(cm_wn_post(&cm_cm.wn, __builtin_ctzll(mask), p));
-    }
     if (fx->self_notice && !(pte->flags & CM_PTE_SELF)) {
         pte->flags |= CM_PTE_SELF;
         cm_list_push(&cm_cm.selfn, p);
@@ -231,21 +253,12 @@ static cm_status_t cm_cm_write_transition(uint64_t p)
     cm_dir_entry_t e;
     cm_dir_effects_t fx;
 
-    CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_WRITE, NULL, NULL, &e, &fx));
+    CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_WRITE, cm_cm_held, NULL, &e, &fx));
     cm_cm.pte[p].flags |= CM_PTE_PROCESSED;
     return cm_cm_effects(p, &e, &fx);
 }
 
 /* ---- faults -------------------------------------------------------------------- */
-
-/* First touch after initialization: the page moves here; copy it from its old home. */
-static cm_status_t cm_cm_claim(uint64_t p, uint32_t old_home, void *arg)
-{
-    (void)arg;
-    CM_CHECK(cm_rma_get(cm_cm.rma, (int)old_home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
-    cm_cm.st.pages_fetched++;
-    return CM_OK;
-}
 
 static cm_status_t cm_cm_fault(void *addr, bool write)
 {
@@ -264,7 +277,7 @@ static cm_status_t cm_cm_fault(void *addr, bool write)
         cm_cm.st.read_faults++;
     }
     /* Join first, then copy: a writer that turns the page weak after this sees us. */
-    CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_JOIN, cm_cm_claim, NULL, &e, &fx));
+    CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_JOIN, cm_cm_held, NULL, &e, &fx));
     if (fx.claimed_home) {
         cm_cm.st.home_migrations++;
     } else if (e.home != (uint32_t)cm_cm.me) {

@@ -156,10 +156,10 @@ START_TEST(test_dir_cas_pack)
     ck_assert_uint_eq(d.writers, e.writers);
     ck_assert_uint_eq(d.home, 17);
     ck_assert_uint_eq(d.flags, e.flags);
-    e.flags = CM_DIR_MIGRATING;
+    e.flags = CM_DIR_BUSY;
     e.home  = 23;
     cm_dir_cas_unpack(cm_dir_cas_pack(&e), &d);
-    ck_assert_uint_eq(d.flags, CM_DIR_MIGRATING);
+    ck_assert_uint_eq(d.flags, CM_DIR_BUSY);
     ck_assert_uint_eq(d.home, 23);
     ck_assert_uint_eq(cm_dir_cas_pack(&(cm_dir_entry_t){0}), 0); /* zero memory = uncached */
 }
