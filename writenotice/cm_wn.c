@@ -2,6 +2,7 @@
 #include "writenotice/cm_wn.h"
 #include "src/cm_log.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,16 +57,16 @@ uint64_t cm_wn_consume_next(uint64_t cur, uint32_t n, uint32_t cap)
 
 cm_status_t cm_wn_post(cm_wn_t *wn, int target, uint64_t page)
 {
-    uint64_t old, cur, next;
+    uint64_t old, cur, next, pending;
     bool reserved = false;
     cm_status_t status;
 
-    status = cm_rma_swap(wn->rma, target, &wn->pending[page], 1, &old);
+    status = cm_rma_get(wn->rma, target, &pending, &wn->pending[page], sizeof(pending));
     if (status != CM_OK) {
         return status;
     }
-    if (old != 0) {
-        wn->suppressed++; /* one is already waiting there */
+    if (pending != 0) {
+        wn->suppressed++; /* a reserved notice is waiting there, not yet visited */
         return CM_OK;
     }
     cur = wn->guess[target];
@@ -88,13 +89,21 @@ cm_status_t cm_wn_post(cm_wn_t *wn, int target, uint64_t page)
         return CM_OK;
     }
     wn->posted++;
+    /* Pending after the reservation, and landing before the slot (see cm_wn.h). */
+    status = cm_rma_put_u64_nbi(wn->rma, target, &wn->pending[page], 1);
+    if (status == CM_OK) {
+        status = cm_rma_fence(wn->rma);
+    }
+    if (status != CM_OK) {
+        return status;
+    }
     return cm_rma_put_u64_nbi(wn->rma, target, &wn->slots[CM_WN_TAIL(cur) & (wn->cap - 1)],
                               page + 1);
 }
 
 cm_status_t cm_wn_drain(cm_wn_t *wn, cm_wn_visit_fn_t visit, void *arg, bool *overflowed)
 {
-    uint64_t cur, next, old, junk;
+    uint64_t cur, next, old;
     uint32_t head, n;
     cm_status_t status;
 
@@ -112,11 +121,13 @@ cm_status_t cm_wn_drain(cm_wn_t *wn, cm_wn_visit_fn_t visit, void *arg, bool *ov
         cm_rma_wait_u64(wn->rma, slot, CM_CMP_NE, 0);
         page  = *slot - 1;
         *slot = 0;
-        status = (page < wn->npages) ? cm_rma_swap(wn->rma, wn->rank, &wn->pending[page], 0, &junk)
-                                     : CM_ERR_INVALID;
-        if (status == CM_OK) {
-            status = visit(page, arg);
+        if (page >= wn->npages) {
+            cm_error("write notice for page %" PRIu64 " beyond the shared region", page);
+            return CM_ERR_INVALID;
         }
+        /* The poster's pending put landed before its slot: clear it, then visit (cm_wn.h). */
+        __atomic_store_n(&wn->pending[page], 0, __ATOMIC_SEQ_CST);
+        status = visit(page, arg);
         if (status != CM_OK) {
             return status;
         }
@@ -139,17 +150,10 @@ cm_status_t cm_wn_drain(cm_wn_t *wn, cm_wn_visit_fn_t visit, void *arg, bool *ov
         cur = old; /* more reservations (or the overflow bit) arrived: keep them */
     }
     if (cur & CM_WN_OVERFLOW) {
-        /* Dropped notices: the caller invalidates everything, so no pending word is owed. */
+        /* Dropped notices: the caller invalidates everything. A poster that found the ring
+         * full set no pending word, so none is owed. */
         *overflowed = true;
         wn->overflows++;
-        for (uint64_t p = 0; p < wn->npages; p++) {
-            if (__atomic_load_n(&wn->pending[p], __ATOMIC_RELAXED) != 0) {
-                status = cm_rma_swap(wn->rma, wn->rank, &wn->pending[p], 0, &junk);
-                if (status != CM_OK) {
-                    return status;
-                }
-            }
-        }
     }
     return CM_OK;
 }

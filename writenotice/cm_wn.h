@@ -6,15 +6,25 @@
  *
  *   ctl word: bit 63 overflow | bits 32-62 head | bits 0-30 tail
  *   slots:    page + 1, 0 = not yet written
- *   pending:  one word per page: 1 while a notice for it is in the ring (duplicate
- *             suppression; a word and fetch-and-swap, as UCX 1.13's shared-memory
- *             transports do not implement fetch-or)
+ *   pending:  one word per page: 1 says a notice for it is in the ring, not yet
+ *             visited (duplicate suppression)
  *
- * A poster sets the page's pending word (swap; it was already 1: done), then
- * reserves slot `tail` only if the ring has room, and puts the page there.
- * A full ring gets the overflow bit instead: nothing is lost, the owner then
- * invalidates every cached page at its next acquire. Every reservation is
- * followed by exactly one put, so the owner may wait for reserved slots.
+ * A poster reads the page's pending word (1: done, suppressed), else reserves
+ * slot `tail` only if the ring has room, then puts 1 into the pending word
+ * and, ordered behind it, the page into the slot. A full ring gets the
+ * overflow bit instead: nothing is lost, the owner then invalidates every
+ * cached page at its next acquire. Every reservation is followed by exactly
+ * one put, so the owner may wait for reserved slots.
+ *
+ * Suppression invariant: a pending word reads 1 only while some reserved
+ * notice for the page has not been visited. A poster sets it only after its
+ * reservation, and it lands before that poster's slot; the owner clears it
+ * only after it has seen a slot for the page, and visits that slot after
+ * clearing. So whoever reads 1 can rely on a visit that is still to come, in
+ * the owner's current or next drain. (Setting the word before reserving, as
+ * an earlier version did, let a second poster rely on a notice that nobody
+ * could drain yet: tests/model/.) Two posters that both read 0 both post:
+ * a duplicate costs a slot, never a notice.
  */
 #ifndef CM_WN_H
 #define CM_WN_H

@@ -106,6 +106,11 @@ START_TEST(test_ring_overflow)
     ck_assert_int_eq(cm_rma_flush_all(rma), CM_OK);
     ck_assert_uint_eq(wn.posted, 8);
     ck_assert_uint_eq(wn.full, 4);
+    /* A pending word stands for a reserved notice only: set for the 8 in the ring, never for
+     * the 4 that found it full (cm_wn.h, suppression invariant). */
+    for (uint64_t p = 0; p < 12; p++) {
+        ck_assert_uint_eq(wn.pending[p], p < 8 ? 1 : 0);
+    }
     nseen = 0;
     ck_assert_int_eq(cm_wn_drain(&wn, visit, NULL, &overflow), CM_OK);
     ck_assert(overflow);                              /* the caller must invalidate everything */
