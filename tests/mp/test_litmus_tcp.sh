@@ -4,10 +4,13 @@
 . "$top_srcdir/tests/lib.sh"
 use_tcp lo
 for variant in CHSM CHSN; do
-    for np in 2 4; do
-        note "TCP, $variant, $np processes"
-        expect_ok env CM_VARIANT=$variant "$CMRUN" -n $np "$MP/mp_litmus" all --iters 20
-        expect_out "^litmus all: OK$"
+    for np in 2 3 4; do
+        for dir in cas mcs; do
+            note "TCP, $variant, $np processes, $dir directory"
+            expect_ok env CM_VARIANT=$variant CM_DIRECTORY=$dir "$CMRUN" -n $np "$MP/mp_litmus" \
+                all --iters 20 --seed $np
+            expect_out "^litmus all: OK$"
+        done
     done
 done
 note "TCP, unsafe pages and the MCS directory"
