@@ -316,7 +316,7 @@ static cm_status_t cm_rt_stats_report(void)
     }
     snprintf(header, sizeof(header), "%d processes; %s", cm_rt.nprocs, cm_rt.proto->describe());
     cm_stats_print_table(stderr, all, cm_rt.nprocs, header);
-    if (strcmp(where, "table") != 0 && strcmp(where, "-") != 0) {
+    if (strcmp(where, "table") != 0) {
         FILE *f = fopen(where, "w");
         if (f == NULL) {
             cm_error("CM_STATS=%s: cannot write: %s", where, strerror(errno));

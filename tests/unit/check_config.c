@@ -245,6 +245,40 @@ START_TEST(test_dump_lists_all)
 }
 END_TEST
 
+/* Unsigned settings with a range in the table: beyond it is a one-line error, not a later failure. */
+START_TEST(test_uint_range)
+{
+    unsigned long v;
+    ck_assert_int_eq(parse("CM_MERGE_LINES", "99999999999", &v), CM_ERR_INVALID);
+    ck_assert_msg(strstr(err, "CM_MERGE_LINES='99999999999'") != NULL && strstr(err, "0..65536") != NULL,
+                  "names the value and the range: %s", err);
+    ck_assert_int_eq(parse("CM_MERGE_LINES", "65536", &v), CM_OK);
+    ck_assert_uint_eq(v, 65536);
+    ck_assert_int_eq(parse("CM_MERGE_LINES", "0", &v), CM_OK); /* CHSN has no merge buffer */
+    ck_assert_int_eq(parse("CM_WN_RING", "0", &v), CM_ERR_INVALID);
+    ck_assert_int_eq(parse("CM_LOCKS", "0", &v), CM_ERR_INVALID);
+    ck_assert_int_eq(parse("CM_UNSAFE_THRESHOLD", "0", &v), CM_OK);
+}
+END_TEST
+
+/* CM_STATS: empty, the keyword, or something that is recognizably a path. */
+START_TEST(test_output)
+{
+    char *s = NULL;
+    ck_assert_int_eq(parse("CM_STATS", "tabel", &s), CM_ERR_INVALID);
+    ck_assert_msg(strstr(err, "CM_STATS='tabel'") != NULL && strstr(err, "did you mean table") != NULL,
+                  "%s", err);
+    ck_assert_ptr_null(strchr(err, '\n'));
+    ck_assert_int_eq(parse("CM_STATS", "yes", &s), CM_ERR_INVALID);
+    static const char *const good[] = {"", "table", "./tabel", "stats.json", "/tmp/x/s"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        ck_assert_msg(parse("CM_STATS", good[i], &s) == CM_OK, "'%s': %s", good[i], err);
+        ck_assert_str_eq(s, good[i]);
+        free(s);
+    }
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -258,6 +292,8 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_load_env);
     tcase_add_test(tc, test_unknown);
     tcase_add_test(tc, test_dump_lists_all);
+    tcase_add_test(tc, test_uint_range);
+    tcase_add_test(tc, test_output);
     suite_add_tcase(s, tc);
     return s;
 }
