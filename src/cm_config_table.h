@@ -92,6 +92,9 @@
     _(launcher_args, LAUNCHER_ARGS, STRING, "", NULL, "cmrun", \
       "Extra arguments cmrun passes to the launcher, split on spaces.") \
     _(apps_dir, APPS_DIR, STRING, CM_APPS_DIR_DEFAULT, NULL, "cmrun", \
-      "Where cmrun looks for a program given by bare name before searching PATH.")
+      "Where cmrun looks for a program given by bare name before searching PATH.") \
+    _(checked, CHECKED, BOOL, "no", NULL, "cmrun", \
+      "Set by cmrun once it has checked the job on this machine before launching (cm_info --check): " \
+      "the ranks then neither repeat its warnings nor check the memory and files again.")
 
 #endif

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/cm_runtime.h"
+#include "src/cm_check.h"
 #include "src/cm_fault.h"
 #include "src/cm_log.h"
 #include "src/cm_stats.h"
@@ -178,7 +179,8 @@ int cm_init(int *argc, char ***argv)
     }
     cm_log_level = (cm_log_level_t)cm_rt.config.log_level;
     cm_ticks_calibrate();
-    if (cm_log_get_rank() <= 0) {
+    /* cmrun has warned already. */
+    if (cm_log_get_rank() <= 0 && !cm_rt.config.checked) {
         cm_config_check_unknown(environ, cm_config_warn_unknown, NULL);
     }
     status = cm_boot_init(&cm_rt.boot);
@@ -192,14 +194,19 @@ int cm_init(int *argc, char ***argv)
 
     cm_rt.page_size = page;
     cm_rt.npages    = (cm_rt.config.shared_size + page - 1) / page;
-    status = cm_meta_layout_compute(cm_rt.npages, (uint32_t)cm_rt.nprocs,
-                                    (uint32_t)cm_rt.config.locks, (uint32_t)cm_rt.config.wn_ring,
-                                    page, &cm_rt.meta);
-    if (status == CM_OK) {
-        status = cm_runtime_layout(&cm_rt.config, page, cm_rt.meta.total, &cm_rt.layout);
-    }
-    if (status != CM_OK) {
-        goto err;
+    {
+        /* Before UCX: a refusal is the one line below, not a transport's errors. The machine
+         * (memory, files) was checked by cmrun before launching, if it launched the job. */
+        cm_check_job_t job = {
+            .nprocs        = cm_rt.nprocs,
+            .local_procs   = cm_boot_local_size(cm_rt.boot),
+            .memory_budget = cm_rt.config.checked ? 0 : cm_check_memory_budget(),
+            .files         = !cm_rt.config.checked && cm_rt.rank == 0,
+        };
+        status = cm_check_job(&cm_rt.config, &job, page, &cm_rt.meta, &cm_rt.layout);
+        if (status != CM_OK) {
+            goto err;
+        }
     }
 
     if (cm_rt.config.stdin_all) {

@@ -29,9 +29,13 @@ else
     echo "SKIP (part): mpirun not installed, per-rank error check not run"
 fi
 
-note "misspelled setting: a warning naming the right one, and the job runs"
+note "misspelled setting: one warning naming the right one (not one from cmrun and one from rank 0), and the job runs"
 expect_ok env CM_NET_LATENCYY=1us "$CMRUN" -n 2 "$MP/mp_init" info
 expect_out "unknown setting CM_NET_LATENCYY ignored \(did you mean CM_NET_LATENCY\?\)"
+[ "$(count_out 'unknown setting CM_NET_LATENCYY')" -eq 1 ] || fail "the warning is not printed exactly once"
+note "... and once without cmrun"
+expect_ok env CM_NET_LATENCYY=1us "$MP/mp_init.hooks" info
+[ "$(count_out 'unknown setting CM_NET_LATENCYY')" -eq 1 ] || fail "the warning is not printed exactly once"
 
 note "shared base not page aligned"
 run $QUICK env CM_SHARED_BASE=0x200000000100 "$CMRUN" -n 2 "$MP/mp_init" info
@@ -48,6 +52,23 @@ note "shared region larger than the address space"
 run $QUICK env CM_SHARED_SIZE=200t "$CMRUN" -n 2 "$MP/mp_init" info
 [ "$rc" -ne 0 ] || fail "a 200 TiB region was accepted"
 expect_out "shared region: cannot reserve|does not fit"
+
+# The address space of every process is capped here, so that a regression cannot make a
+# job commit terabytes of metadata on a shared test machine (the kernel would kill at random).
+CAPPED=(bash -c 'ulimit -v $((8 << 20)) && exec "$@"' capped)
+
+for size in 1t 16t; do
+    note "CM_SHARED_SIZE=$size: more metadata than this machine's memory holds: refused up front, one line"
+    start=$SECONDS
+    run $QUICK env CM_SHARED_SIZE=$size "${CAPPED[@]}" "$CMRUN" -n 2 "$MP/mp_init" info
+    elapsed=$((SECONDS - start))
+    [ "$rc" -ne 0 ] || fail "CM_SHARED_SIZE=$size accepted"
+    [ "$elapsed" -le 10 ] || fail "took ${elapsed}s to refuse"
+    [ "$(count_out "CM_SHARED_SIZE=$size needs .* of metadata .*: at most CM_SHARED_SIZE=[0-9]+[kmgt]? fits")" -eq 1 ] ||
+        fail "not exactly one line saying what would fit"
+    [ "$(count_out 'UCX')" -eq 0 ] || fail "UCX messages"
+    [ "$(count_out '^cashmere\[')" -eq 0 ] || fail "a rank started"
+done
 
 for mode in die-abort die-exit0 die-kill; do
     note "a rank that dies ($mode): the whole job ends non-zero"

@@ -1,5 +1,6 @@
 /* Unit tests: CM_* configuration parsing, unknown-name detection, dump. */
 #include "config.h"
+#include "src/cm_check.h"
 #include "src/cm_config.h"
 
 #include <check.h>
@@ -279,6 +280,56 @@ START_TEST(test_output)
 }
 END_TEST
 
+/* What a job can be refused for before it starts. */
+START_TEST(test_check_job)
+{
+    char *env[] = {"CM_SHARED_SIZE=1t", NULL};
+    char *nhhm[] = {"CM_VARIANT=NHHM", NULL};
+    char *cas[] = {"CM_DIRECTORY=cas", NULL};
+    cm_config_t cfg;
+    cm_check_job_t job = {.nprocs = 2};
+    cm_meta_layout_t meta;
+    cm_layout_t layout;
+    uint64_t per, fit;
+
+    ck_assert_int_eq(cm_config_load(&cfg, env, err, sizeof(err)), CM_OK);
+    /* Metadata grows with the region: every process keeps a word per page at least. */
+    per = cm_check_meta_bytes(&cfg, 2, 4096, 1ull << 40);
+    ck_assert_uint_ge(per, (1ull << 40) / 4096 * 8);
+    ck_assert_uint_lt(cm_check_meta_bytes(&cfg, 2, 4096, 1ull << 30), per / 512);
+    /* What fits in a budget fits, and is not far below it. */
+    fit = cm_check_shared_fit(&cfg, 2, 2, 4096, 2 * per);
+    ck_assert_uint_ge(fit, (1ull << 40) - (1ull << 36));
+    ck_assert_uint_le(2 * cm_check_meta_bytes(&cfg, 2, 4096, fit), 2 * per);
+    ck_assert_uint_eq(cm_check_shared_fit(&cfg, 2, 2, 4096, 4096), 0);
+    /* Refused: too much metadata for the memory, too many processes. */
+    job.memory_budget = per; /* room for one process, the job puts two here */
+    job.local_procs   = 2;
+    ck_assert_int_ne(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
+    job.local_procs = 1;
+    ck_assert_int_eq(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
+    ck_assert_uint_eq(layout.shared_size, 1ull << 40);
+    job.memory_budget = 0; /* not checked */
+    job.nprocs = 65;
+    ck_assert_int_ne(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
+    job.nprocs = 64;
+    ck_assert_int_eq(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
+    cm_config_release(&cfg);
+
+    ck_assert_int_eq(cm_config_load(&cfg, cas, err, sizeof(err)), CM_OK);
+    job.nprocs = 25;
+    ck_assert_int_ne(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
+    job.nprocs = 24;
+    ck_assert_int_eq(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
+    cm_config_release(&cfg);
+
+    ck_assert_int_eq(cm_config_load(&cfg, nhhm, err, sizeof(err)), CM_OK);
+    job.nprocs = 2;
+    ck_assert_int_eq(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_ERR_UNSUPPORTED);
+    cm_config_release(&cfg);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -294,6 +345,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_dump_lists_all);
     tcase_add_test(tc, test_uint_range);
     tcase_add_test(tc, test_output);
+    tcase_add_test(tc, test_check_job);
     suite_add_tcase(s, tc);
     return s;
 }
