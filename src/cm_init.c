@@ -6,6 +6,7 @@
 #include "config.h"
 #include "src/cm_runtime.h"
 #include "src/cm_check.h"
+#include "src/cm_exit.h"
 #include "src/cm_fault.h"
 #include "src/cm_log.h"
 #include "src/cm_stats.h"
@@ -279,6 +280,7 @@ int cm_init(int *argc, char ***argv)
     }
 
     cm_rt.initialized = true;
+    cm_exit_guard_install();
     cm_info("rank %d of %d: shared region %p (%zu bytes), metadata %p (%zu bytes), progress "
             "thread %s, peers %s", cm_rt.rank, cm_rt.nprocs, cm_rt.shared_base, cm_rt.shared_size,
             cm_rt.meta_base, cm_rt.meta_size,

@@ -77,6 +77,17 @@ for mode in die-abort die-exit0 die-kill; do
     printf '%s\n' "$out" | grep -q "passed a barrier its peer never reached" && fail "$mode: barrier passed"
 done
 
+note "a rank that leaves without cm_finalize: the library says which and where, once"
+run $QUICK "$CMRUN" -n 3 "$MP/mp_init" die-exit0
+[ "$rc" -ne 0 ] || fail "job exited 0"
+[ "$(count_out '^cashmere\[1\]: error: rank 1 called exit\(0\) in main \(mp_init(\.hooks)?\+0x[0-9a-f]+\) without cm_finalize')" -eq 1 ] ||
+    fail "no single line naming rank 1, exit(0) and where"
+run $QUICK "$CMRUN" -n 3 "$MP/mp_init" die-return
+[ "$rc" -ne 0 ] || fail "job exited 0"
+[ "$(count_out '^cashmere\[1\]: error: rank 1 returned 0 from main without cm_finalize')" -eq 1 ] ||
+    fail "no single line naming rank 1 and its return from main"
+printf '%s\n' "$out" | grep -q "passed a barrier its peer never reached" && fail "barrier passed"
+
 note "a plain binary under a variant that forwards writes in software"
 run $QUICK "$MP/mp_init" info
 [ "$rc" -ne 0 ] || fail "a plain binary ran under CHSM"
