@@ -95,6 +95,10 @@
       "Where cmrun looks for a program given by bare name before searching PATH.") \
     _(checked, CHECKED, BOOL, "no", NULL, "cmrun", \
       "Set by cmrun once it has checked the job on this machine before launching (cm_info --check): " \
-      "the ranks then neither repeat its warnings nor check the memory and files again.")
+      "the ranks then neither repeat its warnings nor check the memory and files again.") \
+    _(run_dir, RUN_DIR, STRING, "", NULL, "cmrun", \
+      "Set by cmrun: a directory where each rank on this machine records its pid, and later whether " \
+      "it finished or reported an error, so that cmrun can name a rank that dies without a word and " \
+      "end the job itself when the launcher does not.")
 
 #endif

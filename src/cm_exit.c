@@ -15,6 +15,7 @@
 #include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,67 @@ static void cm_exit_handler(int status, void *arg)
     default:
         cm_fatal(status ? status : 1, "rank %d exited (status %d) without cm_finalize: ending the "
                  "job", cm_rt.rank, status);
+    }
+}
+
+static char cm_exit_done_path[512], cm_exit_error_path[512], cm_exit_term_path[512];
+
+static void cm_exit_touch(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+    if (fd >= 0) {
+        if (write(fd, text, strlen(text)) < 0) {
+            /* cmrun then sees no pid: the rank is merely not watched */
+        }
+        close(fd);
+    }
+}
+
+/*
+ * SIGTERM is how a launcher ends the other ranks once one has failed: recorded,
+ * so that cmrun does not take them for ranks that died on their own.
+ */
+static void cm_exit_on_term(int sig)
+{
+    cm_exit_touch(cm_exit_term_path, "");
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void cm_exit_record_start(const char *dir, int rank)
+{
+    char path[512], pid[32];
+    struct sigaction sa, old;
+
+    /* The paths now: at the end there may be no time (a signal) for more than writing. */
+    if (snprintf(path, sizeof(path), "%s/rank.%d", dir, rank) >= (int)sizeof(path) ||
+        snprintf(cm_exit_done_path, sizeof(cm_exit_done_path), "%s/done.%d", dir, rank) >=
+            (int)sizeof(cm_exit_done_path) ||
+        snprintf(cm_exit_error_path, sizeof(cm_exit_error_path), "%s/error.%d", dir, rank) >=
+            (int)sizeof(cm_exit_error_path) ||
+        snprintf(cm_exit_term_path, sizeof(cm_exit_term_path), "%s/term.%d", dir, rank) >=
+            (int)sizeof(cm_exit_term_path)) {
+        cm_exit_done_path[0] = cm_exit_error_path[0] = '\0';
+        return;
+    }
+    /* Only where the program has no SIGTERM handler of its own. */
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = cm_exit_on_term;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTERM, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+        sigaction(SIGTERM, &sa, NULL);
+    }
+    snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+    cm_exit_touch(path, pid);
+}
+
+void cm_exit_record_end(bool error)
+{
+    const char *path = error ? cm_exit_error_path : cm_exit_done_path;
+
+    if (path[0] != '\0') {
+        cm_exit_touch(path, "");
     }
 }
 

@@ -51,6 +51,7 @@ const char *cm_status_string(cm_status_t status)
 
 static void cm_rt_abort_hook(int status, const char *msg)
 {
+    cm_exit_record_end(true); /* said why itself: cmrun need not */
     cm_boot_abort(cm_rt.boot, status, msg);
 }
 
@@ -192,6 +193,9 @@ int cm_init(int *argc, char ***argv)
     cm_rt.nprocs = cm_boot_size(cm_rt.boot);
     cm_log_set_rank(cm_rt.rank);
     cm_log_set_abort_hook(cm_rt_abort_hook);
+    if (cm_rt.config.run_dir[0] != '\0') {
+        cm_exit_record_start(cm_rt.config.run_dir, cm_rt.rank);
+    }
 
     cm_rt.page_size = page;
     cm_rt.npages    = (cm_rt.config.shared_size + page - 1) / page;
@@ -368,6 +372,7 @@ void cm_finalize(void)
     cm_rt.boot = NULL;
     cm_config_release(&cm_rt.config);
     cm_rt.initialized = false;
+    cm_exit_record_end(false);
 }
 
 static void cm_rt_require(const char *fn)

@@ -33,6 +33,12 @@ chmod +x "$tmp/apps/myapp" "$tmp/apps/myapp.hooks"
 expect_ok env CM_APPS_DIR="$tmp/apps" "$CMRUN" -n 2 myapp args found
 [ "$(count_out '^args rank [01]: \[found\]')" -eq 2 ] || fail "bare name not resolved"
 
+note "cmrun alone signalled (not its process group): the job ends, nothing is left behind"
+start=$SECONDS
+run 30 timeout --foreground -s TERM 3 "$CMRUN" -n 2 sleep 60
+[ "$rc" -ne 0 ] || fail "exit status 0"
+[ $((SECONDS - start)) -le 15 ] || fail "took $((SECONDS - start))s"
+
 note "usage errors"
 expect_fail "$CMRUN" -n 2 no_such_program_xyz
 expect_out "program 'no_such_program_xyz' not found"

@@ -88,6 +88,22 @@ run $QUICK "$CMRUN" -n 3 "$MP/mp_init" die-return
     fail "no single line naming rank 1 and its return from main"
 printf '%s\n' "$out" | grep -q "passed a barrier its peer never reached" && fail "barrier passed"
 
+note "a rank killed by a signal (the kernel's OOM killer, kill -9): cmrun ends the job within seconds and names it"
+for mode in die-kill die-kill-barrier die-kill-lock die-abort; do
+    for stop in "" stop-launcher; do
+        # stop-launcher: the launcher is stopped first and never reacts (mpirun stuck in
+        # "abort is already in progress"): cmrun alone must end the job.
+        start=$SECONDS
+        run $QUICK "$CMRUN" -n 3 "$MP/mp_init" $mode $stop
+        elapsed=$((SECONDS - start))
+        [ "$rc" -ne 0 ] || fail "$mode $stop: job exited 0"
+        [ "$elapsed" -le 15 ] || fail "$mode $stop: took ${elapsed}s"
+        [ "$(count_out '^cmrun: error: rank 1 \(pid [0-9]+\) died')" -eq 1 ] ||
+            fail "$mode $stop: not exactly one line from cmrun naming rank 1"
+        printf '%s\n' "$out" | grep -Eq "passed a barrier|acquired a lock" && fail "$mode: went on"
+    done
+done
+
 note "a plain binary under a variant that forwards writes in software"
 run $QUICK "$MP/mp_init" info
 [ "$rc" -ne 0 ] || fail "a plain binary ran under CHSM"
