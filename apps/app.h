@@ -16,13 +16,52 @@
 
 typedef enum { APP_SIZE_TEST, APP_SIZE_PAPER, APP_SIZE_LARGE } app_size_t;
 
-static inline void app_usage(const char *name, const char *flags)
+/*
+ * The usage line, once (rank 0), and the end of the program on every rank. With
+ * status 0 (--help) on stdout with a line per flag; else on stderr after why.
+ */
+static inline void app_usage_exit(const char *name, const char *flags, const char *why, int status)
 {
     if (cm_rank() == 0) {
-        fprintf(stderr, "usage: cmrun -n P %s [--size test|paper|large] %s\n", name, flags);
+        FILE *out = (status == 0) ? stdout : stderr;
+        if (why != NULL) {
+            fprintf(stderr, "%s: %s\n", name, why);
+        }
+        fprintf(out, "usage: cmrun -n P %s [--size test|paper|large] %s [--corrupt] [--help]\n", name,
+                flags);
+        if (status == 0) {
+            fprintf(out, "  --size test|paper|large  input preset (default paper, the paper's input); "
+                         "the flags below override it\n");
+            for (const char *p = strchr(flags, '['); p != NULL; p = strchr(p + 1, '[')) {
+                fprintf(out, "  %.*s\n", (int)strcspn(p + 1, "]"), p + 1);
+            }
+            fprintf(out, "  --corrupt                alter one shared value after the timed section: "
+                         "the verification must fail\n");
+        }
+        fflush(out);
     }
     cm_finalize();
-    exit(2);
+    exit(status);
+}
+
+static inline void app_usage(const char *name, const char *flags)
+{
+    app_usage_exit(name, flags, NULL, 2);
+}
+
+/* Is arg one of the app's flags ("[--name VALUE]" in flags: takes a value; "[--name]": none)? */
+static inline bool app_known_flag(const char *flags, const char *arg, bool *takes_value)
+{
+    size_t n = strlen(arg);
+
+    for (const char *p = strstr(flags, "[--"); p != NULL; p = strstr(p + 1, "[--")) {
+        size_t len = strcspn(p + 1, " ]");
+        if (len == n && strncmp(p + 1, arg, n) == 0) {
+            *takes_value = (p[1 + len] == ' ');
+            return true;
+        }
+    }
+    return false;
 }
 
 /* splitmix64: the hash the apps derive their inputs from (a function of an index, not of P). */
@@ -40,23 +79,51 @@ static inline double app_unit(uint64_t r)
     return (double)(r >> 11) * 0x1p-53;
 }
 
-/* --size (default: paper). */
+/*
+ * --size (default: paper), after checking every argument against the app's
+ * flags: an unknown one, or a flag without its value, is a usage error rather
+ * than a silent run of the full paper size. --help prints the usage and ends.
+ */
 static inline app_size_t app_size(int argc, char **argv, const char *name, const char *flags)
 {
+    app_size_t size = APP_SIZE_PAPER;
+    char why[160];
+    bool value;
+
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
-            const char *s = argv[i + 1];
-            if (strcmp(s, "test") == 0) {
-                return APP_SIZE_TEST;
-            } else if (strcmp(s, "paper") == 0) {
-                return APP_SIZE_PAPER;
-            } else if (strcmp(s, "large") == 0) {
-                return APP_SIZE_LARGE;
-            }
-            app_usage(name, flags);
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            app_usage_exit(name, flags, NULL, 0);
         }
     }
-    return APP_SIZE_PAPER;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--size") == 0) {
+            const char *s = (i + 1 < argc) ? argv[++i] : "";
+            if (strcmp(s, "test") == 0) {
+                size = APP_SIZE_TEST;
+            } else if (strcmp(s, "paper") == 0) {
+                size = APP_SIZE_PAPER;
+            } else if (strcmp(s, "large") == 0) {
+                size = APP_SIZE_LARGE;
+            } else {
+                snprintf(why, sizeof(why), "--size needs test, paper or large%s%s%s", *s ? " (not '" : "",
+                         s, *s ? "')" : "");
+                app_usage_exit(name, flags, why, 2);
+            }
+        } else if (strcmp(a, "--corrupt") == 0) {
+            continue;
+        } else if (app_known_flag(flags, a, &value)) {
+            if (value && i + 1 >= argc) {
+                snprintf(why, sizeof(why), "%s needs a value", a);
+                app_usage_exit(name, flags, why, 2);
+            }
+            i += value;
+        } else {
+            snprintf(why, sizeof(why), "unknown argument '%s'", a);
+            app_usage_exit(name, flags, why, 2);
+        }
+    }
+    return size;
 }
 
 /* An integer flag, or def; a malformed or non-positive value ends the program with usage. */
@@ -68,7 +135,9 @@ static inline long app_long(int argc, char **argv, const char *flag, long def, c
             char *end;
             long v = (i + 1 < argc) ? strtol(argv[i + 1], &end, 10) : 0;
             if (i + 1 >= argc || *end != '\0' || v <= 0) {
-                app_usage(name, flags);
+                char why[160];
+                snprintf(why, sizeof(why), "%s needs a positive integer", flag);
+                app_usage_exit(name, flags, why, 2);
             }
             return v;
         }

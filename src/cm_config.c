@@ -24,8 +24,10 @@ const cm_config_entry_t cm_config_entries[CM_CONFIG_NUM] = {
 static const char *const cm_config_type_names[] = {
     [CM_CFG_SIZE] = "size", [CM_CFG_TIME] = "time", [CM_CFG_BANDWIDTH] = "bandwidth",
     [CM_CFG_BOOL] = "bool", [CM_CFG_ENUM] = "enum", [CM_CFG_ADDR] = "address",
-    [CM_CFG_STRING] = "string", [CM_CFG_UINT] = "unsigned",
+    [CM_CFG_STRING] = "string", [CM_CFG_UINT] = "unsigned", [CM_CFG_OUTPUT] = "output",
 };
+
+static size_t cm_config_distance(const char *a, const char *b);
 
 static void cm_config_err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -244,8 +246,8 @@ static cm_status_t cm_config_parse_bool(const char *name, const char *str, bool 
     return CM_ERR_INVALID;
 }
 
-static cm_status_t cm_config_parse_enum(const char *name, const char *values, const char *str,
-                                        int *out, char *err, size_t errlen)
+/* Index of str in a "a|b|c" list (case-insensitive), or -1. */
+static int cm_config_keyword(const char *values, const char *str)
 {
     const char *p = values;
     int index = 0;
@@ -255,14 +257,77 @@ static cm_status_t cm_config_parse_enum(const char *name, const char *values, co
         const char *bar = strchr(p, '|');
         size_t n = (bar != NULL) ? (size_t)(bar - p) : strlen(p);
         if (n == len && strncasecmp(p, str, n) == 0) {
-            *out = index;
-            return CM_OK;
+            return index;
         }
         index++;
         p += n + (bar != NULL);
     }
-    cm_config_err(err, errlen, "%s='%s' is not one of %s", name, str, values);
-    return CM_ERR_INVALID;
+    return -1;
+}
+
+static cm_status_t cm_config_parse_enum(const char *name, const char *values, const char *str,
+                                        int *out, char *err, size_t errlen)
+{
+    int index = cm_config_keyword(values, str);
+
+    if (index < 0) {
+        cm_config_err(err, errlen, "%s='%s' is not one of %s", name, str, values);
+        return CM_ERR_INVALID;
+    }
+    *out = index;
+    return CM_OK;
+}
+
+/*
+ * OUTPUT: empty, a keyword, or a file path. A bare word that is no keyword is
+ * refused rather than taken as a file name: "tabel" is a typo far more often
+ * than a file wanted in the current directory (which ./tabel still gives).
+ */
+static cm_status_t cm_config_parse_output(const char *name, const char *values, const char *str,
+                                          char **out, char *err, size_t errlen)
+{
+    int index = cm_config_keyword(values, str);
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    char *copy;
+
+    if (index < 0 && *str != '\0' && strpbrk(str, "/.") == NULL) {
+        for (const char *p = values; *p != '\0';) {
+            const char *bar = strchr(p, '|');
+            size_t n = (bar != NULL) ? (size_t)(bar - p) : strlen(p);
+            char word[64];
+            snprintf(word, sizeof(word), "%.*s", (int)n, p);
+            if (cm_config_distance(str, word) < best_d) {
+                best_d = cm_config_distance(str, word);
+                best   = p;
+            }
+            p += n + (bar != NULL);
+        }
+        if (best != NULL && best_d <= strlen(str) / 3 + 1) {
+            cm_config_err(err, errlen, "%s='%s' is neither %s nor a file path: did you mean %.*s? "
+                          "(a file of that name here: ./%s)", name, str, values,
+                          (int)strcspn(best, "|"), best, str);
+        } else {
+            cm_config_err(err, errlen, "%s='%s' is neither %s nor a file path (a path has a / or "
+                          "a ., e.g. ./%s)", name, str, values, str);
+        }
+        return CM_ERR_INVALID;
+    }
+    if (index >= 0) { /* the keyword as the table spells it */
+        const char *p = values;
+        for (int i = 0; i < index; i++) {
+            p = strchr(p, '|') + 1;
+        }
+        copy = strndup(p, strcspn(p, "|"));
+    } else {
+        copy = strdup(str);
+    }
+    if (copy == NULL) {
+        cm_config_err(err, errlen, "%s: out of memory", name);
+        return CM_ERR_NO_MEMORY;
+    }
+    *out = copy;
+    return CM_OK;
 }
 
 static cm_status_t cm_config_parse_ulong(const char *name, const char *str, unsigned long long max,
@@ -317,13 +382,25 @@ cm_status_t cm_config_parse(const cm_config_entry_t *e, const char *str, void *d
             *(uintptr_t *)dst = (uintptr_t)v;
         }
         return status;
-    case CM_CFG_UINT:
-        status = cm_config_parse_ulong(e->name, str, ULONG_MAX, 10, &v, err, errlen,
-                                       "a non-negative integer");
+    case CM_CFG_UINT: {
+        /* The row's range is what the code behind the setting can take. */
+        unsigned long long lo = 0, hi = ULONG_MAX;
+        char what[96] = "a non-negative integer";
+        if (e->values != NULL && sscanf(e->values, "%llu..%llu", &lo, &hi) == 2) {
+            snprintf(what, sizeof(what), "an integer in %s", e->values);
+        }
+        status = cm_config_parse_ulong(e->name, str, hi, 10, &v, err, errlen, what);
+        if (status == CM_OK && v < lo) {
+            cm_config_err(err, errlen, "%s='%s' is not %s", e->name, str, what);
+            status = CM_ERR_INVALID;
+        }
         if (status == CM_OK) {
             *(unsigned long *)dst = (unsigned long)v;
         }
         return status;
+    }
+    case CM_CFG_OUTPUT:
+        return cm_config_parse_output(e->name, e->values, str, dst, err, errlen);
     case CM_CFG_STRING: {
         char *copy = strdup(str);
         if (copy == NULL) {
@@ -360,9 +437,7 @@ cm_status_t cm_config_load(cm_config_t *cfg, char *const *envp, char *err, size_
         void *dst = (char *)cfg + e->offset;
 
         cfg->raw[i] = value;
-        if (e->type == CM_CFG_STRING && value == NULL) {
-            value = e->defval;
-        }
+
         status = cm_config_parse(e, (value != NULL) ? value : e->defval, dst, err, errlen);
         if (status != CM_OK) {
             cm_config_release(cfg);
@@ -375,7 +450,8 @@ cm_status_t cm_config_load(cm_config_t *cfg, char *const *envp, char *err, size_
 void cm_config_release(cm_config_t *cfg)
 {
     for (size_t i = 0; i < CM_CONFIG_NUM; i++) {
-        if (cm_config_entries[i].type == CM_CFG_STRING) {
+        if (cm_config_entries[i].type == CM_CFG_STRING ||
+            cm_config_entries[i].type == CM_CFG_OUTPUT) {
             char **p = (char **)((char *)cfg + cm_config_entries[i].offset);
             free(*p);
             *p = NULL;
@@ -511,6 +587,7 @@ void cm_config_format(const cm_config_entry_t *e, const void *src, char *buf, si
         snprintf(buf, len, "%lu", *(const unsigned long *)src);
         break;
     case CM_CFG_STRING:
+    case CM_CFG_OUTPUT:
         snprintf(buf, len, "%s", (*(char *const *)src != NULL) ? *(char *const *)src : "");
         break;
     }
@@ -554,8 +631,10 @@ void cm_config_dump(FILE *out, const cm_config_t *cfg)
         fprintf(out, "#\n");
         cm_config_wrap(out, e->doc, 76);
         fprintf(out, "# type: %s", cm_config_type_names[e->type]);
-        if (e->type == CM_CFG_ENUM) {
+        if (e->type == CM_CFG_ENUM || (e->type == CM_CFG_UINT && e->values != NULL)) {
             fprintf(out, " (%s)", e->values);
+        } else if (e->type == CM_CFG_OUTPUT) {
+            fprintf(out, " (%s or a file path)", e->values);
         }
         fprintf(out, ", default: %s", (*e->defval != '\0') ? e->defval : "(empty)");
         if (cfg->raw[i] != NULL) {

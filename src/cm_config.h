@@ -22,7 +22,8 @@ typedef enum {
     CM_CFG_ENUM,      /* index into the row's value list */
     CM_CFG_ADDR,      /* virtual address, 0x... or decimal */
     CM_CFG_STRING,
-    CM_CFG_UINT
+    CM_CFG_UINT,      /* the row's values may give a range "min..max" */
+    CM_CFG_OUTPUT     /* "", one of the row's keywords, or a file path (has a / or a .) */
 } cm_config_type_t;
 
 /* C types of the parsed values, by table TYPE. */
@@ -34,6 +35,7 @@ typedef enum {
 #define CM_CFG_CTYPE_ADDR      uintptr_t
 #define CM_CFG_CTYPE_STRING    char *
 #define CM_CFG_CTYPE_UINT      unsigned long
+#define CM_CFG_CTYPE_OUTPUT    char *
 
 /* Enum settings, in the order of their value lists in the table. */
 typedef enum { CM_PROGRESS_AUTO, CM_PROGRESS_ON, CM_PROGRESS_OFF } cm_progress_mode_t;
@@ -66,7 +68,7 @@ typedef struct {
     const char       *name;     /* full variable name, "CM_..." */
     cm_config_type_t type;
     const char       *defval;
-    const char       *values;   /* ENUM: "a|b|c" */
+    const char       *values;   /* ENUM: "a|b|c"; UINT: "min..max"; OUTPUT: keywords "a|b" */
     const char       *category;
     const char       *doc;
     size_t           offset;    /* of the field in cm_config_t */

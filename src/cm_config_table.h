@@ -1,13 +1,15 @@
 /*
  * Every CM_* setting, declared once. Each row:
  *
- *   _(field, NAME, TYPE, "default", "enum values" or NULL, category, "doc")
+ *   _(field, NAME, TYPE, "default", values or NULL, category, "doc")
  *
  * NAME is the variable without its CM_ prefix; TYPE is one of SIZE, TIME,
- * BANDWIDTH, BOOL, ENUM, ADDR, STRING, UINT (parsers in cm_config.c). The
- * table generates the cm_config_t struct, the parser loop, the unknown-name
- * check and the `cm_info -c` dump. Enum values are listed in the same order as
- * the C enums in cm_config.h.
+ * BANDWIDTH, BOOL, ENUM, ADDR, STRING, UINT, OUTPUT (parsers in cm_config.c).
+ * The table generates the cm_config_t struct, the parser loop, the
+ * unknown-name check and the `cm_info -c` dump. values: ENUM "a|b|c" in the
+ * same order as the C enums in cm_config.h; UINT an optional range "min..max"
+ * (what the code behind it can take); OUTPUT the keywords accepted besides a
+ * file path.
  */
 #ifndef CM_CONFIG_TABLE_H
 #define CM_CONFIG_TABLE_H
@@ -44,17 +46,17 @@
       "Directory entry update: mcs (the paper's per-entry MCS lock, entry fetch pipelined behind " \
       "the lock's fetch-and-store; up to 64 processes) or cas (one 64-bit compare-and-swap word; " \
       "up to 24 processes). auto: cas where it fits, else mcs.") \
-    _(unsafe_threshold, UNSAFE_THRESHOLD, UINT, "8", NULL, "protocol", \
+    _(unsafe_threshold, UNSAFE_THRESHOLD, UINT, "8", "0..4294967295", "protocol", \
       "A page whose transition to weak needs more than this many write notices to other processes " \
       "becomes unsafe: from then on sharers check its directory entry at acquire instead of " \
       "receiving notices.") \
-    _(merge_lines, MERGE_LINES, UINT, "16", NULL, "protocol", \
+    _(merge_lines, MERGE_LINES, UINT, "16", "0..65536", "protocol", \
       "Entries (64-byte lines with per-byte dirty masks) of the software merge buffer of the *SM " \
       "variants; a line is written through to its home when evicted and at every release.") \
-    _(wn_ring, WN_RING, UINT, "8192", NULL, "protocol", \
+    _(wn_ring, WN_RING, UINT, "8192", "1..1073741824", "protocol", \
       "Slots of each process's write-notice ring. When it overflows no notice is lost: the owner " \
       "invalidates every cached page at its next acquire (counted in the stats).") \
-    _(locks, LOCKS, UINT, "131072", NULL, "protocol", \
+    _(locks, LOCKS, UINT, "131072", "1..16777216", "protocol", \
       "Number of lock ids cm_lock_acquire accepts (each costs 16 bytes per process).") \
     _(first_touch, FIRST_TOUCH, BOOL, "yes", NULL, "protocol", \
       "After the initialization phase (the first barrier, or cm_init_done) a page's home moves to " \
@@ -62,9 +64,10 @@
     _(tmk_gc_bytes, TMK_GC_BYTES, SIZE, "64m", NULL, "protocol", \
       "TreadMarks: when the write notices and diffs a process holds exceed this, the next barrier " \
       "collects garbage (every copy is brought up to date, then all history is dropped).") \
-    _(stats, STATS, STRING, "", NULL, "protocol", \
+    _(stats, STATS, OUTPUT, "", "table", "protocol", \
       "Statistics at cm_finalize: empty = none; \"table\" = rank 0 prints every process's and the " \
-      "total counts and times on stderr; a path = the table, and JSON written to that file.") \
+      "total counts and times on stderr; a path (with a / or a ., e.g. ./stats.json) = the table, " \
+      "and JSON written to that file, whose directory must be writable when the job starts.") \
     _(progress_thread, PROGRESS_THREAD, ENUM, "auto", "auto|on|off", "runtime", \
       "Thread that serves peers' one-sided operations while this process computes or blocks. Needed " \
       "where the transport emulates RMA in software (TCP). auto: start it when some peer's memory is " \
@@ -89,6 +92,13 @@
     _(launcher_args, LAUNCHER_ARGS, STRING, "", NULL, "cmrun", \
       "Extra arguments cmrun passes to the launcher, split on spaces.") \
     _(apps_dir, APPS_DIR, STRING, CM_APPS_DIR_DEFAULT, NULL, "cmrun", \
-      "Where cmrun looks for a program given by bare name before searching PATH.")
+      "Where cmrun looks for a program given by bare name before searching PATH.") \
+    _(checked, CHECKED, BOOL, "no", NULL, "cmrun", \
+      "Set by cmrun once it has checked the job on this machine before launching (cm_info --check): " \
+      "the ranks then neither repeat its warnings nor check the memory and files again.") \
+    _(run_dir, RUN_DIR, STRING, "", NULL, "cmrun", \
+      "Set by cmrun: a directory where each rank on this machine records its pid, and later whether " \
+      "it finished or reported an error, so that cmrun can name a rank that dies without a word and " \
+      "end the job itself when the launcher does not.")
 
 #endif

@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/cm_runtime.h"
+#include "src/cm_check.h"
+#include "src/cm_exit.h"
 #include "src/cm_fault.h"
 #include "src/cm_log.h"
 #include "src/cm_stats.h"
@@ -49,6 +51,7 @@ const char *cm_status_string(cm_status_t status)
 
 static void cm_rt_abort_hook(int status, const char *msg)
 {
+    cm_exit_record_end(true); /* said why itself: cmrun need not */
     cm_boot_abort(cm_rt.boot, status, msg);
 }
 
@@ -178,7 +181,8 @@ int cm_init(int *argc, char ***argv)
     }
     cm_log_level = (cm_log_level_t)cm_rt.config.log_level;
     cm_ticks_calibrate();
-    if (cm_log_get_rank() <= 0) {
+    /* cmrun has warned already. */
+    if (cm_log_get_rank() <= 0 && !cm_rt.config.checked) {
         cm_config_check_unknown(environ, cm_config_warn_unknown, NULL);
     }
     status = cm_boot_init(&cm_rt.boot);
@@ -189,17 +193,25 @@ int cm_init(int *argc, char ***argv)
     cm_rt.nprocs = cm_boot_size(cm_rt.boot);
     cm_log_set_rank(cm_rt.rank);
     cm_log_set_abort_hook(cm_rt_abort_hook);
+    if (cm_rt.config.run_dir[0] != '\0') {
+        cm_exit_record_start(cm_rt.config.run_dir, cm_rt.rank);
+    }
 
     cm_rt.page_size = page;
     cm_rt.npages    = (cm_rt.config.shared_size + page - 1) / page;
-    status = cm_meta_layout_compute(cm_rt.npages, (uint32_t)cm_rt.nprocs,
-                                    (uint32_t)cm_rt.config.locks, (uint32_t)cm_rt.config.wn_ring,
-                                    page, &cm_rt.meta);
-    if (status == CM_OK) {
-        status = cm_runtime_layout(&cm_rt.config, page, cm_rt.meta.total, &cm_rt.layout);
-    }
-    if (status != CM_OK) {
-        goto err;
+    {
+        /* Before UCX: a refusal is the one line below, not a transport's errors. The machine
+         * (memory, files) was checked by cmrun before launching, if it launched the job. */
+        cm_check_job_t job = {
+            .nprocs        = cm_rt.nprocs,
+            .local_procs   = cm_boot_local_size(cm_rt.boot),
+            .memory_budget = cm_rt.config.checked ? 0 : cm_check_memory_budget(),
+            .files         = !cm_rt.config.checked && cm_rt.rank == 0,
+        };
+        status = cm_check_job(&cm_rt.config, &job, page, &cm_rt.meta, &cm_rt.layout);
+        if (status != CM_OK) {
+            goto err;
+        }
     }
 
     if (cm_rt.config.stdin_all) {
@@ -272,6 +284,7 @@ int cm_init(int *argc, char ***argv)
     }
 
     cm_rt.initialized = true;
+    cm_exit_guard_install();
     cm_info("rank %d of %d: shared region %p (%zu bytes), metadata %p (%zu bytes), progress "
             "thread %s, peers %s", cm_rt.rank, cm_rt.nprocs, cm_rt.shared_base, cm_rt.shared_size,
             cm_rt.meta_base, cm_rt.meta_size,
@@ -316,7 +329,7 @@ static cm_status_t cm_rt_stats_report(void)
     }
     snprintf(header, sizeof(header), "%d processes; %s", cm_rt.nprocs, cm_rt.proto->describe());
     cm_stats_print_table(stderr, all, cm_rt.nprocs, header);
-    if (strcmp(where, "table") != 0 && strcmp(where, "-") != 0) {
+    if (strcmp(where, "table") != 0) {
         FILE *f = fopen(where, "w");
         if (f == NULL) {
             cm_error("CM_STATS=%s: cannot write: %s", where, strerror(errno));
@@ -359,6 +372,7 @@ void cm_finalize(void)
     cm_rt.boot = NULL;
     cm_config_release(&cm_rt.config);
     cm_rt.initialized = false;
+    cm_exit_record_end(false);
 }
 
 static void cm_rt_require(const char *fn)

@@ -22,6 +22,14 @@
 #define CM_META_BARRIER_ROUNDS 64
 #define CM_META_STATS_SLOT  2048
 #define CM_META_SCRATCH     (64 * 1024)
+/*
+ * Bytes per shared page that each process keeps in private memory for the
+ * protocol's page table and page lists, at most (Cashmere: an 8-byte entry and
+ * three 4-byte list slots; TreadMarks: a 32-byte page record and a 4-byte
+ * dirty slot). Counted with the segment when a shared size is checked against
+ * the machine's memory.
+ */
+#define CM_META_PAGE_PRIVATE 40
 
 typedef struct {
     uint64_t npages;         /* pages of the shared region */

@@ -87,6 +87,8 @@ typedef struct {
     tm_ref_t *refs;
     uint32_t nrefs, cap;
 } tm_page_t;
+_Static_assert(sizeof(tm_page_t) + sizeof(uint32_t) <= CM_META_PAGE_PRIVATE,
+               "CM_META_PAGE_PRIVATE undercounts TreadMarks' page table (cm_check)");
 
 typedef struct {
     bool     local;    /* the token is here */
@@ -1238,8 +1240,8 @@ static cm_status_t tm_init(void)
     tm.nlocks = (unsigned)cfg->locks;
     tm.gc_bytes   = cfg->tmk_gc_bytes;
     tm.app_thread = pthread_self();
-    if (tm.np > 64) {
-        cm_error("treadmarks: at most 64 processes (the job has %d)", tm.np);
+    if (tm.np > CM_TMK_MAX_PROCS) {
+        cm_error("treadmarks: at most %d processes (the job has %d)", CM_TMK_MAX_PROCS, tm.np);
         return CM_ERR_UNSUPPORTED;
     }
     if (tm.ps / CM_TMK_WORD > CM_TMK_MAX_PAGE_WORDS) {

@@ -23,6 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Processes a TreadMarks job may have (the same bound as the Cashmere directory's). */
+#define CM_TMK_MAX_PROCS 64
+
 typedef struct {
     uint32_t page;
     uint32_t diff_len;

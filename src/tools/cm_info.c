@@ -4,9 +4,15 @@
  *   cm_info            version, libraries, UCX transports and the one-sided
  *                      mechanisms they give
  *   cm_info -c         every CM_* setting with type, default, doc, current value
- *   cm_info --check    validate the CM_* environment (used by cmrun before launching)
+ *   cm_info --check [-n N] [--local L]
+ *                      check the CM_* environment and a job of N processes, L of
+ *                      them on this machine (default N; 0: do not check this
+ *                      machine), as cmrun does once before launching; prints
+ *                      what cmrun needs to know as NAME=value lines
+ *   cm_info --variants the variant table, one line per variant
  */
 #include "config.h"
+#include "src/cm_check.h"
 #include "src/cm_config.h"
 #include "src/cm_log.h"
 #include "src/cm_variant.h"
@@ -16,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ucp/api/ucp.h>
+#include <unistd.h>
 #include <uct/api/uct.h>
 
 extern char **environ;
@@ -23,10 +30,14 @@ extern char **environ;
 static void cm_info_usage(FILE *out)
 {
     fprintf(out,
-            "usage: cm_info [-c | --config] [--check] [-h]\n"
+            "usage: cm_info [-c | --config | --check [-n N] [--local L] | --variants | -h]\n"
             "  (no option)   version, libraries, transports and one-sided mechanisms\n"
             "  -c, --config  every CM_* setting: type, default, documentation, current value\n"
-            "  --check       validate the CM_* environment; exit 1 on a bad value\n");
+            "  --check       check the CM_* environment for a job of N processes (default 1), L of\n"
+            "                them on this machine (default N; 0: not this machine's memory and\n"
+            "                files); exit 1 with one line on a problem, else print protocol=,\n"
+            "                variant= and hooks= lines (cmrun reads them)\n"
+            "  --variants    the variant table: NAME implemented|not-implemented hooks|plain\n");
 }
 
 /* Loads the environment's settings; a bad value is a one-line error and exit 1. */
@@ -176,16 +187,60 @@ static void cm_info_summary(void)
     printf("\n`cm_info -c` lists every CM_* setting.\n");
 }
 
+/* A count argument: a non-negative decimal, else usage. */
+static bool cm_info_count(const char *s, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+
+    if (*s == '\0' || *end != '\0' || v < 0 || v > 1000000) {
+        return false;
+    }
+    *out = (int)v;
+    return true;
+}
+
+/* What cmrun needs before launching: the job is possible here, and which binary it runs. */
+static int cm_info_check(int nprocs, int local)
+{
+    cm_config_t cfg;
+    cm_check_job_t job = {.nprocs = nprocs, .local_procs = local, .files = local > 0};
+    bool cashmere;
+
+    cm_info_load(&cfg);
+    job.memory_budget = (local > 0) ? cm_check_memory_budget() : 0;
+    if (cm_check_job(&cfg, &job, (size_t)sysconf(_SC_PAGESIZE), NULL, NULL) != CM_OK) {
+        cm_config_release(&cfg);
+        return 1;
+    }
+    cashmere = (cfg.protocol == CM_PROTOCOL_CASHMERE);
+    printf("protocol=%s\nvariant=%s\nhooks=%s\n", cashmere ? "cashmere" : "treadmarks",
+           cm_variants[cfg.variant].name,
+           (cashmere && cm_variant_needs_hooks((cm_variant_t)cfg.variant)) ? "yes" : "no");
+    cm_config_release(&cfg);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     cm_config_t cfg;
-    int mode = 0; /* 0 summary, 1 config dump, 2 check */
+    int mode = 0; /* 0 summary, 1 config dump, 2 check, 3 variants */
+    int nprocs = 1, local = -1;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0) {
             mode = 1;
         } else if (strcmp(argv[i], "--check") == 0) {
             mode = 2;
+        } else if (strcmp(argv[i], "--variants") == 0) {
+            mode = 3;
+        } else if ((strcmp(argv[i], "-n") == 0 || strcmp(argv[i], "--local") == 0) &&
+                   i + 1 < argc) {
+            if (!cm_info_count(argv[i + 1], argv[i][1] == 'n' ? &nprocs : &local)) {
+                cm_info_usage(stderr);
+                return 2;
+            }
+            i++;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             cm_info_usage(stdout);
             return 0;
@@ -202,8 +257,13 @@ int main(int argc, char **argv)
         cm_config_release(&cfg);
         return 0;
     case 2:
-        cm_info_load(&cfg);
-        cm_config_release(&cfg);
+        return cm_info_check(nprocs, (local < 0) ? nprocs : local);
+    case 3:
+        for (int v = 0; v < cm_nvariants; v++) {
+            printf("%s %s %s\n", cm_variants[v].name,
+                   cm_variants[v].implemented ? "implemented" : "not-implemented",
+                   cm_variant_needs_hooks((cm_variant_t)v) ? "hooks" : "plain");
+        }
         return 0;
     default:
         cm_info_summary();

@@ -6,6 +6,12 @@
  *   mp_init die-abort    rank 1 calls abort() while the others wait in a barrier
  *   mp_init die-exit0    rank 1 exits 0 without cm_finalize while the others wait
  *   mp_init die-kill     rank 1 is killed (SIGKILL) while the others spin in a wait
+ *   mp_init die-kill-barrier  ... while the others wait in cm_barrier
+ *   mp_init die-kill-lock     ... holding lock 0, which the others wait for
+ *   mp_init die-return   rank 1 returns 0 from main without cm_finalize
+ *   mp_init die-MODE stop-launcher  rank 1 first stops its parent (the launcher) with
+ *                        SIGSTOP: a launcher that never reacts, as an mpirun stuck in
+ *                        "abort is already in progress"
  *   mp_init stdin        every rank prints the size and a checksum of its stdin
  *   mp_init args A B...  every rank prints its arguments
  *   mp_init oom          every rank asks cm_malloc for more than the shared region holds
@@ -103,12 +109,25 @@ int main(int argc, char **argv)
         fprintf(stderr, "mp_init: rank %d acquired a lock that does not exist\n", cm_rank());
         return 5;
     } else if (strncmp(mode, "die-", 4) == 0) {
+        bool stop = argc > 2 && strcmp(argv[2], "stop-launcher") == 0;
         MP_CHECK(cm_nprocs() >= 2, "needs 2 processes");
+        if (strcmp(mode, "die-kill-lock") == 0) {
+            /* Rank 1 holds the lock before anyone else asks for it. */
+            if (cm_rank() == 1) {
+                cm_lock_acquire(0);
+            }
+            MP_OK(cm_rma_barrier(cm_rt.rma));
+        }
         if (cm_rank() == 1) {
+            if (stop) {
+                kill(getppid(), SIGSTOP);
+            }
             if (strcmp(mode, "die-abort") == 0) {
                 abort();
             } else if (strcmp(mode, "die-exit0") == 0) {
                 exit(0);
+            } else if (strcmp(mode, "die-return") == 0) {
+                return 0;
             } else {
                 raise(SIGKILL);
             }
@@ -116,6 +135,13 @@ int main(int argc, char **argv)
         if (strcmp(mode, "die-kill") == 0) {
             /* A wait that nobody will ever satisfy: only the launcher can end it. */
             cm_rma_wait_u64(cm_rt.rma, (uint64_t *)cm_rt.scratch, CM_CMP_EQ, 12345);
+        } else if (strcmp(mode, "die-kill-barrier") == 0) {
+            cm_barrier();
+        } else if (strcmp(mode, "die-kill-lock") == 0) {
+            cm_lock_acquire(0);
+            fprintf(stderr, "mp_init: rank %d acquired a lock its dead holder never released\n",
+                    cm_rank());
+            return 5;
         }
         MP_OK(cm_rma_barrier(cm_rt.rma));
         fprintf(stderr, "mp_init: rank %d passed a barrier its peer never reached\n", cm_rank());

@@ -33,6 +33,12 @@ chmod +x "$tmp/apps/myapp" "$tmp/apps/myapp.hooks"
 expect_ok env CM_APPS_DIR="$tmp/apps" "$CMRUN" -n 2 myapp args found
 [ "$(count_out '^args rank [01]: \[found\]')" -eq 2 ] || fail "bare name not resolved"
 
+note "cmrun alone signalled (not its process group): the job ends, nothing is left behind"
+start=$SECONDS
+run 30 timeout --foreground -s TERM 3 "$CMRUN" -n 2 sleep 60
+[ "$rc" -ne 0 ] || fail "exit status 0"
+[ $((SECONDS - start)) -le 15 ] || fail "took $((SECONDS - start))s"
+
 note "usage errors"
 expect_fail "$CMRUN" -n 2 no_such_program_xyz
 expect_out "program 'no_such_program_xyz' not found"
@@ -44,6 +50,55 @@ expect_fail "$CMRUN" --launcher bogus -n 2 "$MP/mp_init"
 expect_out "unknown launcher 'bogus'"
 expect_fail env CM_LAUNCHER=mpich "$CMRUN" -n 2 "$MP/mp_init"
 expect_out "CM_LAUNCHER='mpich' is not one of"
+
+note "process limits are checked by cmrun before launching: one line, at once"
+for c in "1000" "65" "65 CM_PROTOCOL=treadmarks" "25 CM_DIRECTORY=cas"; do
+    set -- $c
+    n=$1; shift
+    start=$SECONDS
+    run 30 env "$@" "$CMRUN" -n $n "$MP/mp_init" info
+    [ "$rc" -ne 0 ] || fail "-n $n $* accepted"
+    [ $((SECONDS - start)) -le 10 ] || fail "-n $n $*: took $((SECONDS - start))s"
+    [ "$(count_out "^cashmere: error: .*$n processes.*at most (64|24)")" -eq 1 ] ||
+        fail "-n $n $*: not exactly one line naming the limit"
+    [ "$(count_out '^cashmere\[')" -eq 0 ] || fail "-n $n $*: a rank started"
+done
+expect_ok "$CM_INFO" --check -n 64
+expect_fail "$CM_INFO" --check -n 65
+expect_ok env CM_DIRECTORY=cas "$CM_INFO" --check -n 24
+expect_fail env CM_DIRECTORY=cas "$CM_INFO" --check -n 25
+
+note "a variant that is not implemented is refused by cmrun, from the variant table"
+run 30 env CM_VARIANT=NHHM "$CMRUN" -n 2 "$MP/mp_init" info
+[ "$rc" -ne 0 ] || fail "NHHM accepted"
+implemented=$("$CM_INFO" --variants | awk '$2 == "implemented" {print $1}' | paste -sd, | sed 's/,/, /g')
+[ -n "$implemented" ] || fail "cm_info --variants lists no implemented variant"
+[ "$(count_out "^cashmere: error: CM_VARIANT=NHHM is not implemented yet \(implemented: $implemented\)$")" -eq 1 ] ||
+    fail "not exactly one line from cmrun"
+[ "$(count_out '^cashmere\[|UCX')" -eq 0 ] || fail "the job started"
+expect_ok "$CM_INFO" --variants
+[ "$(count_out '^[CN][HS][HS][MN] (implemented|not-implemented) (hooks|plain)$')" -eq 10 ] ||
+    fail "cm_info --variants: not one line per variant of the table"
+grep -Eq 'CHS|NS\?|\?\?S' "$top_srcdir/src/tools/cmrun.in" && fail "cmrun.in has its own copy of variant letters"
+
+note "bad settings caught at start, not at the end: one line, nothing written, no rank started"
+mkdir "$tmp/work"
+run 30 env -C "$tmp/work" CM_MERGE_LINES=99999999999 "$CMRUN" -n 2 "$MP/mp_init" info
+[ "$rc" -ne 0 ] || fail "CM_MERGE_LINES=99999999999 accepted"
+[ "$(count_out "^cashmere: error: CM_MERGE_LINES='99999999999' is not .* 0\.\.[0-9]+")" -eq 1 ] ||
+    fail "not exactly one line giving the range"
+[ "$(count_out '^cashmere\[')" -eq 0 ] || fail "a rank started"
+run 30 env -C "$tmp/work" CM_STATS=tabel "$CMRUN" -n 2 "$MP/mp_init" info
+[ "$rc" -ne 0 ] || fail "CM_STATS=tabel accepted"
+[ "$(count_out "^cashmere: error: CM_STATS='tabel' .*did you mean table")" -eq 1 ] || fail "not one line"
+[ -e "$tmp/work/tabel" ] && fail "a file named tabel was written"
+[ "$(count_out '^cashmere\[')" -eq 0 ] || fail "a rank started"
+run 30 env CM_STATS="$tmp/no/such/dir/s.json" "$CMRUN" -n 2 "$MP/mp_init" info
+[ "$rc" -ne 0 ] || fail "an unwritable CM_STATS accepted"
+[ "$(count_out "^cashmere: error: CM_STATS=$tmp/no/such/dir/s.json")" -eq 1 ] || fail "not one line"
+[ "$(count_out '^rank ')" -eq 0 ] || fail "the job ran before failing"
+expect_ok env -C "$tmp/work" CM_STATS=./s.json "$CMRUN" -n 2 "$MP/mp_init" info
+[ -s "$tmp/work/s.json" ] || fail "CM_STATS=./s.json not written"
 
 note "cm_info -c lists every setting of the table, with its doc"
 expect_ok "$CM_INFO" -c

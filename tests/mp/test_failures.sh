@@ -29,9 +29,13 @@ else
     echo "SKIP (part): mpirun not installed, per-rank error check not run"
 fi
 
-note "misspelled setting: a warning naming the right one, and the job runs"
+note "misspelled setting: one warning naming the right one (not one from cmrun and one from rank 0), and the job runs"
 expect_ok env CM_NET_LATENCYY=1us "$CMRUN" -n 2 "$MP/mp_init" info
 expect_out "unknown setting CM_NET_LATENCYY ignored \(did you mean CM_NET_LATENCY\?\)"
+[ "$(count_out 'unknown setting CM_NET_LATENCYY')" -eq 1 ] || fail "the warning is not printed exactly once"
+note "... and once without cmrun"
+expect_ok env CM_NET_LATENCYY=1us "$MP/mp_init.hooks" info
+[ "$(count_out 'unknown setting CM_NET_LATENCYY')" -eq 1 ] || fail "the warning is not printed exactly once"
 
 note "shared base not page aligned"
 run $QUICK env CM_SHARED_BASE=0x200000000100 "$CMRUN" -n 2 "$MP/mp_init" info
@@ -49,11 +53,55 @@ run $QUICK env CM_SHARED_SIZE=200t "$CMRUN" -n 2 "$MP/mp_init" info
 [ "$rc" -ne 0 ] || fail "a 200 TiB region was accepted"
 expect_out "shared region: cannot reserve|does not fit"
 
+# The address space of every process is capped here, so that a regression cannot make a
+# job commit terabytes of metadata on a shared test machine (the kernel would kill at random).
+CAPPED=(bash -c 'ulimit -v $((8 << 20)) && exec "$@"' capped)
+
+for size in 1t 16t; do
+    note "CM_SHARED_SIZE=$size: more metadata than this machine's memory holds: refused up front, one line"
+    start=$SECONDS
+    run $QUICK env CM_SHARED_SIZE=$size "${CAPPED[@]}" "$CMRUN" -n 2 "$MP/mp_init" info
+    elapsed=$((SECONDS - start))
+    [ "$rc" -ne 0 ] || fail "CM_SHARED_SIZE=$size accepted"
+    [ "$elapsed" -le 10 ] || fail "took ${elapsed}s to refuse"
+    [ "$(count_out "CM_SHARED_SIZE=$size needs .* of metadata .*: at most CM_SHARED_SIZE=[0-9]+[kmgt]? fits")" -eq 1 ] ||
+        fail "not exactly one line saying what would fit"
+    [ "$(count_out 'UCX')" -eq 0 ] || fail "UCX messages"
+    [ "$(count_out '^cashmere\[')" -eq 0 ] || fail "a rank started"
+done
+
 for mode in die-abort die-exit0 die-kill; do
     note "a rank that dies ($mode): the whole job ends non-zero"
     run $QUICK "$CMRUN" -n 3 "$MP/mp_init" $mode
     [ "$rc" -ne 0 ] || fail "$mode: job exited 0"
     printf '%s\n' "$out" | grep -q "passed a barrier its peer never reached" && fail "$mode: barrier passed"
+done
+
+note "a rank that leaves without cm_finalize: the library says which and where, once"
+run $QUICK "$CMRUN" -n 3 "$MP/mp_init" die-exit0
+[ "$rc" -ne 0 ] || fail "job exited 0"
+[ "$(count_out '^cashmere\[1\]: error: rank 1 called exit\(0\) in main \(mp_init(\.hooks)?\+0x[0-9a-f]+\) without cm_finalize')" -eq 1 ] ||
+    fail "no single line naming rank 1, exit(0) and where"
+run $QUICK "$CMRUN" -n 3 "$MP/mp_init" die-return
+[ "$rc" -ne 0 ] || fail "job exited 0"
+[ "$(count_out '^cashmere\[1\]: error: rank 1 returned 0 from main without cm_finalize')" -eq 1 ] ||
+    fail "no single line naming rank 1 and its return from main"
+printf '%s\n' "$out" | grep -q "passed a barrier its peer never reached" && fail "barrier passed"
+
+note "a rank killed by a signal (the kernel's OOM killer, kill -9): cmrun ends the job within seconds and names it"
+for mode in die-kill die-kill-barrier die-kill-lock die-abort; do
+    for stop in "" stop-launcher; do
+        # stop-launcher: the launcher is stopped first and never reacts (mpirun stuck in
+        # "abort is already in progress"): cmrun alone must end the job.
+        start=$SECONDS
+        run $QUICK "$CMRUN" -n 3 "$MP/mp_init" $mode $stop
+        elapsed=$((SECONDS - start))
+        [ "$rc" -ne 0 ] || fail "$mode $stop: job exited 0"
+        [ "$elapsed" -le 15 ] || fail "$mode $stop: took ${elapsed}s"
+        [ "$(count_out '^cmrun: error: rank 1 \(pid [0-9]+\) died')" -eq 1 ] ||
+            fail "$mode $stop: not exactly one line from cmrun naming rank 1"
+        printf '%s\n' "$out" | grep -Eq "passed a barrier|acquired a lock" && fail "$mode: went on"
+    done
 done
 
 note "a plain binary under a variant that forwards writes in software"

@@ -1,5 +1,6 @@
 /* Unit tests: CM_* configuration parsing, unknown-name detection, dump. */
 #include "config.h"
+#include "src/cm_check.h"
 #include "src/cm_config.h"
 
 #include <check.h>
@@ -245,6 +246,90 @@ START_TEST(test_dump_lists_all)
 }
 END_TEST
 
+/* Unsigned settings with a range in the table: beyond it is a one-line error, not a later failure. */
+START_TEST(test_uint_range)
+{
+    unsigned long v;
+    ck_assert_int_eq(parse("CM_MERGE_LINES", "99999999999", &v), CM_ERR_INVALID);
+    ck_assert_msg(strstr(err, "CM_MERGE_LINES='99999999999'") != NULL && strstr(err, "0..65536") != NULL,
+                  "names the value and the range: %s", err);
+    ck_assert_int_eq(parse("CM_MERGE_LINES", "65536", &v), CM_OK);
+    ck_assert_uint_eq(v, 65536);
+    ck_assert_int_eq(parse("CM_MERGE_LINES", "0", &v), CM_OK); /* CHSN has no merge buffer */
+    ck_assert_int_eq(parse("CM_WN_RING", "0", &v), CM_ERR_INVALID);
+    ck_assert_int_eq(parse("CM_LOCKS", "0", &v), CM_ERR_INVALID);
+    ck_assert_int_eq(parse("CM_UNSAFE_THRESHOLD", "0", &v), CM_OK);
+}
+END_TEST
+
+/* CM_STATS: empty, the keyword, or something that is recognizably a path. */
+START_TEST(test_output)
+{
+    char *s = NULL;
+    ck_assert_int_eq(parse("CM_STATS", "tabel", &s), CM_ERR_INVALID);
+    ck_assert_msg(strstr(err, "CM_STATS='tabel'") != NULL && strstr(err, "did you mean table") != NULL,
+                  "%s", err);
+    ck_assert_ptr_null(strchr(err, '\n'));
+    ck_assert_int_eq(parse("CM_STATS", "yes", &s), CM_ERR_INVALID);
+    static const char *const good[] = {"", "table", "./tabel", "stats.json", "/tmp/x/s"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        ck_assert_msg(parse("CM_STATS", good[i], &s) == CM_OK, "'%s': %s", good[i], err);
+        ck_assert_str_eq(s, good[i]);
+        free(s);
+    }
+}
+END_TEST
+
+/* What a job can be refused for before it starts. */
+START_TEST(test_check_job)
+{
+    char *env[] = {"CM_SHARED_SIZE=1t", NULL};
+    char *nhhm[] = {"CM_VARIANT=NHHM", NULL};
+    char *cas[] = {"CM_DIRECTORY=cas", NULL};
+    cm_config_t cfg;
+    cm_check_job_t job = {.nprocs = 2};
+    cm_meta_layout_t meta;
+    cm_layout_t layout;
+    uint64_t per, fit;
+
+    ck_assert_int_eq(cm_config_load(&cfg, env, err, sizeof(err)), CM_OK);
+    /* Metadata grows with the region: every process keeps a word per page at least. */
+    per = cm_check_meta_bytes(&cfg, 2, 4096, 1ull << 40);
+    ck_assert_uint_ge(per, (1ull << 40) / 4096 * 8);
+    ck_assert_uint_lt(cm_check_meta_bytes(&cfg, 2, 4096, 1ull << 30), per / 512);
+    /* What fits in a budget fits, and is not far below it. */
+    fit = cm_check_shared_fit(&cfg, 2, 2, 4096, 2 * per);
+    ck_assert_uint_ge(fit, (1ull << 40) - (1ull << 36));
+    ck_assert_uint_le(2 * cm_check_meta_bytes(&cfg, 2, 4096, fit), 2 * per);
+    ck_assert_uint_eq(cm_check_shared_fit(&cfg, 2, 2, 4096, 4096), 0);
+    /* Refused: too much metadata for the memory, too many processes. */
+    job.memory_budget = per; /* room for one process, the job puts two here */
+    job.local_procs   = 2;
+    ck_assert_int_ne(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
+    job.local_procs = 1;
+    ck_assert_int_eq(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
+    ck_assert_uint_eq(layout.shared_size, 1ull << 40);
+    job.memory_budget = 0; /* not checked */
+    job.nprocs = 65;
+    ck_assert_int_ne(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
+    job.nprocs = 64;
+    ck_assert_int_eq(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
+    cm_config_release(&cfg);
+
+    ck_assert_int_eq(cm_config_load(&cfg, cas, err, sizeof(err)), CM_OK);
+    job.nprocs = 25;
+    ck_assert_int_ne(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
+    job.nprocs = 24;
+    ck_assert_int_eq(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
+    cm_config_release(&cfg);
+
+    ck_assert_int_eq(cm_config_load(&cfg, nhhm, err, sizeof(err)), CM_OK);
+    job.nprocs = 2;
+    ck_assert_int_eq(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_ERR_UNSUPPORTED);
+    cm_config_release(&cfg);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -258,6 +343,9 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_load_env);
     tcase_add_test(tc, test_unknown);
     tcase_add_test(tc, test_dump_lists_all);
+    tcase_add_test(tc, test_uint_range);
+    tcase_add_test(tc, test_output);
+    tcase_add_test(tc, test_check_job);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,234 @@
+#include "config.h"
+#include "src/cm_check.h"
+#include "src/cm_log.h"
+#include "src/cm_variant.h"
+#include "directory/cm_dir.h"
+#include "treadmarks/cm_tmk_interval.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cm_check_max_procs(const cm_config_t *cfg, const char **setting, const char **reason)
+{
+    if (cfg->protocol == CM_PROTOCOL_TREADMARKS) {
+        *setting = "CM_PROTOCOL=treadmarks";
+        *reason  = "as many as the Cashmere directory";
+        return CM_TMK_MAX_PROCS;
+    }
+    if (cfg->directory == CM_DIRECTORY_CAS) {
+        *setting = "CM_DIRECTORY=cas";
+        *reason  = "a directory entry is one 64-bit compare-and-swap word; mcs goes to 64";
+        return CM_DIR_MAX_PROCS_CAS;
+    }
+    *setting = "CM_PROTOCOL=cashmere";
+    *reason  = "the directory's sharer sets have 64 bits";
+    return CM_DIR_MAX_PROCS_MCS;
+}
+
+uint64_t cm_check_meta_bytes(const cm_config_t *cfg, int nprocs, size_t page, uint64_t shared_size)
+{
+    uint64_t npages = (shared_size + page - 1) / page;
+    cm_meta_layout_t meta;
+
+    if (npages == 0 || cm_meta_layout_compute(npages, (uint32_t)nprocs, (uint32_t)cfg->locks,
+                                              (uint32_t)cfg->wn_ring, page, &meta) != CM_OK) {
+        return UINT64_MAX;
+    }
+    /* The whole segment counts (CM_META_SIZE if larger): the directory and notice words are
+     * cleared at the end of initialization whether the program uses the pages or not. */
+    return ((cfg->meta_size > meta.total) ? cfg->meta_size : meta.total) +
+           npages * CM_META_PAGE_PRIVATE;
+}
+
+uint64_t cm_check_shared_fit(const cm_config_t *cfg, int nprocs, int local_procs, size_t page,
+                             uint64_t budget)
+{
+    uint64_t per = budget / (uint64_t)(local_procs > 0 ? local_procs : 1);
+    uint64_t lo = 0, hi = UINT32_MAX, unit, fit; /* pages; page numbers are 32-bit */
+
+    /* Metadata grows with the page count: the largest count that fits, by bisection. */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (cm_check_meta_bytes(cfg, nprocs, page, mid * page) <= per) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    fit  = lo * page;
+    unit = (fit >= (16ull << 30)) ? (1ull << 30) : (fit >= (16ull << 20)) ? (1ull << 20) : 1024;
+    fit  = fit / unit * unit; /* a number a user would type */
+    return (fit >= page) ? fit : 0;
+}
+
+uint64_t cm_check_memory_budget(void)
+{
+    char line[128];
+    unsigned long long kib = 0;
+    FILE *f = fopen("/proc/meminfo", "r");
+
+    if (f == NULL) {
+        return 0;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+            break;
+        }
+    }
+    fclose(f);
+    /* The other half is for the data itself and the program. */
+    return (uint64_t)kib * 1024 / 2;
+}
+
+/* "20.0 GiB" */
+static void cm_check_human(uint64_t bytes, char *buf, size_t len)
+{
+    static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)bytes;
+    int u = 0;
+
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+}
+
+/* "150g", as CM_SHARED_SIZE takes it */
+static void cm_check_size_setting(uint64_t bytes, char *buf, size_t len)
+{
+    if (bytes % (1ull << 30) == 0) {
+        snprintf(buf, len, "%" PRIu64 "g", bytes >> 30);
+    } else if (bytes % (1ull << 20) == 0) {
+        snprintf(buf, len, "%" PRIu64 "m", bytes >> 20);
+    } else if (bytes % 1024 == 0) {
+        snprintf(buf, len, "%" PRIu64 "k", bytes >> 10);
+    } else {
+        snprintf(buf, len, "%" PRIu64, bytes);
+    }
+}
+
+static cm_status_t cm_check_memory(const cm_config_t *cfg, const cm_check_job_t *job, size_t page)
+{
+    const char *given = cfg->raw[CM_CONFIG_IDX_shared_size];
+    uint64_t per = cm_check_meta_bytes(cfg, job->nprocs, page, cfg->shared_size);
+    uint64_t all = per * (uint64_t)job->local_procs, fit;
+    char need[32], avail[32], fits[32];
+
+    if (per != UINT64_MAX && all / (uint64_t)job->local_procs == per && all <= job->memory_budget) {
+        return CM_OK;
+    }
+    cm_check_human(per, need, sizeof(need));
+    cm_check_human(2 * job->memory_budget, avail, sizeof(avail));
+    if (cfg->meta_size / page * page > job->memory_budget / (uint64_t)job->local_procs) {
+        cm_error("CM_META_SIZE=%s per process: the %d on this machine would take more than half "
+                 "of its %s of available memory (0: just what the job needs)",
+                 cfg->raw[CM_CONFIG_IDX_meta_size], job->local_procs, avail);
+        return CM_ERR_NO_MEMORY;
+    }
+    fit = cm_check_shared_fit(cfg, job->nprocs, job->local_procs, page, job->memory_budget);
+    if (fit == 0) {
+        cm_error("CM_SHARED_SIZE=%s needs %s of metadata per process: the %d on this machine "
+                 "would take more than half of its %s of available memory, and no shared size "
+                 "fits with CM_LOCKS=%lu and CM_WN_RING=%lu: fewer processes here or fewer locks",
+                 given ? given : "1g", need, job->local_procs, avail, cfg->locks, cfg->wn_ring);
+        return CM_ERR_NO_MEMORY;
+    }
+    cm_check_size_setting(fit, fits, sizeof(fits));
+    cm_error("CM_SHARED_SIZE=%s needs %s of metadata per process (about %" PRIu64 " bytes per "
+             "%zu-byte page, used or not): the %d on this machine would take more than half of "
+             "its %s of available memory: at most CM_SHARED_SIZE=%s fits", given ? given : "1g",
+             need, per / ((cfg->shared_size + page - 1) / page), page, job->local_procs, avail,
+             fits);
+    return CM_ERR_NO_MEMORY;
+}
+
+/* A file the job will write at its end: found unwritable now, not after the run. */
+static cm_status_t cm_check_output(const char *name, const char *path)
+{
+    struct stat st;
+    char *copy, *dir;
+    cm_status_t status = CM_OK;
+
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            cm_error("%s=%s: cannot write there: it is a directory", name, path);
+            return CM_ERR_IO;
+        }
+        if (access(path, W_OK) != 0) {
+            cm_error("%s=%s: cannot write there: %s", name, path, strerror(errno));
+            return CM_ERR_IO;
+        }
+        return CM_OK;
+    }
+    copy = strdup(path);
+    if (copy == NULL) {
+        cm_error("%s: out of memory", name);
+        return CM_ERR_NO_MEMORY;
+    }
+    dir = dirname(copy);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        cm_error("%s=%s: cannot write there: directory %s does not exist", name, path, dir);
+        status = CM_ERR_IO;
+    } else if (access(dir, W_OK | X_OK) != 0) {
+        cm_error("%s=%s: cannot create a file in %s: %s", name, path, dir, strerror(errno));
+        status = CM_ERR_IO;
+    }
+    free(copy);
+    return status;
+}
+
+cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size_t page,
+                         cm_meta_layout_t *meta, cm_layout_t *layout)
+{
+    cm_meta_layout_t meta_tmp;
+    cm_layout_t layout_tmp;
+    const char *setting, *reason;
+    int max = cm_check_max_procs(cfg, &setting, &reason);
+    cm_status_t status;
+
+    if (job->nprocs < 1 || job->nprocs > max) {
+        cm_error("the job has %d processes, but %s runs at most %d (%s)", job->nprocs, setting, max,
+                 reason);
+        return CM_ERR_UNSUPPORTED;
+    }
+    if (cfg->protocol == CM_PROTOCOL_CASHMERE && !cm_variants[cfg->variant].implemented) {
+        char list[128] = "";
+        for (int v = 0; v < cm_nvariants; v++) {
+            if (cm_variants[v].implemented) {
+                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+                         list[0] ? ", " : "", cm_variants[v].name);
+            }
+        }
+        cm_error("CM_VARIANT=%s is not implemented yet (implemented: %s)",
+                 cm_variants[cfg->variant].name, list);
+        return CM_ERR_UNSUPPORTED;
+    }
+    meta   = meta ? meta : &meta_tmp;
+    layout = layout ? layout : &layout_tmp;
+    status = cm_meta_layout_compute((cfg->shared_size + page - 1) / page, (uint32_t)job->nprocs,
+                                    (uint32_t)cfg->locks, (uint32_t)cfg->wn_ring, page, meta);
+    if (status == CM_OK) {
+        status = cm_runtime_layout(cfg, page, meta->total, layout);
+    }
+    if (status == CM_OK && job->memory_budget != 0) {
+        status = cm_check_memory(cfg, job, page);
+    }
+    /* Page numbers are 32-bit in the protocols' page lists. */
+    if (status == CM_OK && meta->npages > UINT32_MAX) {
+        cm_error("CM_SHARED_SIZE=%zu has more than %" PRIu32 " pages of %zu bytes: at most "
+                 "CM_SHARED_SIZE=%" PRIu64 "g", cfg->shared_size, UINT32_MAX, page,
+                 ((uint64_t)UINT32_MAX * page) >> 30);
+        status = CM_ERR_INVALID;
+    }
+    if (status == CM_OK && job->files && cfg->stats[0] != '\0' && strcmp(cfg->stats, "table") != 0) {
+        status = cm_check_output("CM_STATS", cfg->stats);
+    }
+    return status;
+}

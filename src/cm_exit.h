@@ -1,0 +1,24 @@
+/*
+ * Leaving without cm_finalize: the runtime names the rank and the place, and
+ * ends the job (cm_exit.c).
+ */
+#ifndef CM_EXIT_H
+#define CM_EXIT_H
+
+#include <stdbool.h>
+
+/* Called by cm_init once the process is part of the job; later calls do nothing. */
+void cm_exit_guard_install(void);
+
+/*
+ * cmrun's run directory (CM_RUN_DIR): the rank records its pid there at start
+ * (rank.R), and at the end that it finished (done.R), reported its own error
+ * (error.R) or was ended by SIGTERM, the launcher's way of ending the others
+ * (term.R). A rank that disappears with none of them died without a word: cmrun
+ * names it. Failures to write are ignored: the directory may not exist on
+ * another host. cm_exit_record_end is async-signal-safe.
+ */
+void cm_exit_record_start(const char *dir, int rank);
+void cm_exit_record_end(bool error);
+
+#endif
