@@ -70,7 +70,8 @@ struct cm_rma {
     uint64_t           pending_all_ns;
 
     cm_rma_stats_t     stats;
-    atomic_uint_fast64_t am_sent, am_bytes_sent, am_received; /* handlers post from any thread */
+    /* Handlers post from any thread. */
+    atomic_uint_fast64_t am_sent, am_bytes_sent, am_received, am_queued;
     struct cm_rma_am {
         cm_rma_t            *rma;
         cm_rma_am_handler_t fn;
@@ -946,6 +947,8 @@ void cm_rma_get_stats(const cm_rma_t *rma, cm_rma_stats_t *stats)
                                                 memory_order_relaxed);
     stats->am_received   = atomic_load_explicit(&((cm_rma_t *)rma)->am_received,
                                                 memory_order_relaxed);
+    stats->am_queued     = atomic_load_explicit(&((cm_rma_t *)rma)->am_queued,
+                                                memory_order_relaxed);
     stats->progress_wakeups = atomic_load_explicit(&((cm_rma_t *)rma)->wakeups,
                                                    memory_order_relaxed);
 }
@@ -1400,6 +1403,8 @@ cm_status_t cm_rma_am_post(cm_rma_t *rma, int pe, unsigned id, const void *data,
     }
     if (req == NULL) {
         free(b); /* completed at once; the callback is not called */
+        return CM_OK;
     }
+    atomic_fetch_add_explicit(&rma->am_queued, 1, memory_order_relaxed);
     return CM_OK;
 }

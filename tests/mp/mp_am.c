@@ -7,6 +7,9 @@
  * without it the job deadlocks and the test's watchdog fails it (no timing in
  * the verdict).
  *
+ * Each target prints how many of its replies UCX queued (rank 0's FIFO was
+ * full): those go out only through the target's own progress.
+ *
  *   mp_am FIFO_PATH [--count N]
  */
 #include "mp_common.h"
@@ -138,6 +141,10 @@ int main(int argc, char **argv)
         MP_CHECK(atomic_load(&served) == count, "served %u requests, expected %u",
                  atomic_load(&served), count);
         MP_CHECK(atomic_load(&bad) == 0, "%u bad requests", atomic_load(&bad));
+        cm_rma_stats_t st;
+        cm_rma_get_stats(rma, &st);
+        /* replies that found rank 0's FIFO full: the path test_am_load.sh forces */
+        printf("mp_am: rank %d: %" PRIu64 " replies queued by UCX\n", me, st.am_queued);
     }
     MP_OK(cm_rma_barrier(rma));
     if (me == 0) {
