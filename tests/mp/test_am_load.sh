@@ -1,12 +1,13 @@
 #!/bin/bash
 # Active messages under load (issue 10): mp_am at 4 processes over shared
 # memory, run after run, with two busy loops competing for the 2 cores. A
-# reply that a target's handler posts while rank 0's FIFO is full is queued in
-# UCX and goes out only through the target's own progress; a progress thread
-# that slept on it anyway (armed for receives only) hung the job, and the
-# watchdog fails the test. Half the runs shrink the FIFOs to 4 slots so that
-# replies are queued in most runs (the targets count them: the test checks the
-# path was taken); the others keep UCX's default, as the hang was found.
+# message posted while rank 0's FIFO is full (a reply from a handler in the
+# progress thread, or a post from the application thread) is queued in UCX and
+# goes out only through the target's own progress; a progress thread that
+# slept on it anyway hung the job, and the watchdog fails the test. Half the
+# runs shrink the FIFOs to 4 slots so that both kinds are queued in most runs
+# (the targets count them: the test checks both paths were taken); the others
+# keep UCX's default, as the hang was found.
 . "$top_srcdir/tests/lib.sh"
 tmp=$(mktemp -d)
 busy=()
@@ -24,7 +25,8 @@ for i in 1 2; do
 done
 
 use_shm
-queued=0
+replies=0
+posts=0
 for fifo in 4 default; do
     for i in $(seq "$runs"); do
         note "shared memory, 4 ranks, 2 busy loops, FIFO $fifo, run $i of $runs"
@@ -33,13 +35,17 @@ for fifo in 4 default; do
         else
             expect_ok env CM_PROGRESS_THREAD=on UCX_POSIX_FIFO_SIZE=$fifo UCX_SYSV_FIFO_SIZE=$fifo \
                 "$CMRUN" -n 4 "$MP/mp_am" "$tmp/fifo"
-            queued=$((queued + $(printf '%s\n' "$out" |
-                sed -nE 's/.*rank [0-9]+: ([0-9]+) replies queued by UCX.*/\1/p' |
-                awk '{s += $1} END {print s + 0}')))
+            q=$(printf '%s\n' "$out" |
+                sed -nE 's/.*rank [0-9]+: ([0-9]+) replies and ([0-9]+) posts queued by UCX.*/\1 \2/p' |
+                awk '{r += $1; p += $2} END {print r + 0, p + 0}')
+            replies=$((replies + ${q% *}))
+            posts=$((posts + ${q#* }))
         fi
+        expect_out "40 messages posted by the application thread of each of 3 targets, all arrived"
         expect_out "mp_am: OK \(progress thread on\)"
     done
 done
-note "replies queued by UCX in the runs with 4-slot FIFOs: $queued"
-[ "$queued" -gt 0 ] || fail "no reply was ever queued: the runs did not exercise the path under test"
+note "queued by UCX in the runs with 4-slot FIFOs: $replies replies, $posts posts"
+[ "$replies" -gt 0 ] || fail "no reply was ever queued: the runs missed a path under test"
+[ "$posts" -gt 0 ] || fail "no post was ever queued: the runs missed a path under test"
 echo "PASS"
