@@ -47,6 +47,7 @@ typedef struct {
     uint64_t puts, gets, atomics, flushes;
     uint64_t bytes_put, bytes_got;
     uint64_t am_sent, am_bytes_sent, am_received; /* active messages */
+    uint64_t am_queued;       /* posted messages UCX queued (no room at the peer yet) */
     uint64_t delay_ns;        /* time spent in injected delays */
     uint64_t progress_wakeups; /* progress thread wake-ups */
 } cm_rma_stats_t;

@@ -70,7 +70,8 @@ struct cm_rma {
     uint64_t           pending_all_ns;
 
     cm_rma_stats_t     stats;
-    atomic_uint_fast64_t am_sent, am_bytes_sent, am_received; /* handlers post from any thread */
+    /* Handlers post from any thread. */
+    atomic_uint_fast64_t am_sent, am_bytes_sent, am_received, am_queued;
     struct cm_rma_am {
         cm_rma_t            *rma;
         cm_rma_am_handler_t fn;
@@ -278,12 +279,20 @@ static uint64_t *cm_rma_stash(cm_rma_t *rma, uint64_t value, cm_status_t *status
  * Sleeps on the worker's event fd and progresses when peers' requests arrive:
  * on TCP, UCX executes a peer's put/get/atomic here, in software, so without
  * this a process that computes or blocks outside the library stalls its peers.
+ *
+ * It sleeps only after ucp_worker_arm returned OK, the loop UCX documents.
+ * With UCP_WAKEUP_TX (see cm_rma_init) the arm refuses while one of our sends
+ * is still queued in UCX (a peer's shared-memory FIFO was full): such a send
+ * goes out only through our own progress, and no event announces that the
+ * peer made room. A send queued after the arm, by another thread, signals
+ * the worker (cm_rma_am_post).
  */
 static void *cm_rma_progress_main(void *arg)
 {
     cm_rma_t *rma = arg;
     struct epoll_event ev, events[2];
     int worker_fd, ep_fd;
+    unsigned idle = 0;
     ucs_status_t st;
 
     if (ucp_worker_get_efd(rma->worker, &worker_fd) != UCS_OK) {
@@ -309,16 +318,21 @@ static void *cm_rma_progress_main(void *arg)
             continue;
         }
         if (ucp_worker_progress(rma->worker) != 0) {
+            idle = 0;
             continue;
         }
         st = ucp_worker_arm(rma->worker);
         if (st == UCS_ERR_BUSY) {
+            /* Events to drain, or a queued send waiting for room at a peer:
+               keep progressing, but leave the core to that peer. */
+            cm_rma_idle(&idle);
             continue;
         }
         if (st != UCS_OK) {
             cm_error("progress thread: ucp_worker_arm: %s", ucs_status_string(st));
             break;
         }
+        idle = 0;
         int n = epoll_wait(ep_fd, events, 2, -1);
         if (n < 0 && errno != EINTR) {
             cm_error("progress thread: epoll_wait: %s", strerror(errno));
@@ -431,7 +445,13 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
                                                                    : UCS_THREAD_MODE_MULTI;
     if (rma->progress_mode != CM_PROGRESS_OFF) {
         wparams.field_mask |= UCP_WORKER_PARAM_FIELD_EVENTS;
-        wparams.events      = UCP_WAKEUP_RX; /* wake for peers' requests, not our own completions */
+        /* RX: peers' requests. TX: makes ucp_worker_arm refuse while a send
+           is queued for lack of room at the peer; with RX alone the thread
+           slept on such a send forever (issue 10). Over shared memory and TCP
+           TX adds no wake-ups (mm sends complete at once; TCP's arm does
+           nothing, its event fd is a level-triggered epoll of its sockets);
+           over IB it also wakes the thread for our own send completions. */
+        wparams.events      = UCP_WAKEUP_RX | UCP_WAKEUP_TX;
     }
     st = ucp_worker_create(rma->context, &wparams, &rma->worker);
     if (st != UCS_OK) {
@@ -946,6 +966,8 @@ void cm_rma_get_stats(const cm_rma_t *rma, cm_rma_stats_t *stats)
                                                 memory_order_relaxed);
     stats->am_received   = atomic_load_explicit(&((cm_rma_t *)rma)->am_received,
                                                 memory_order_relaxed);
+    stats->am_queued     = atomic_load_explicit(&((cm_rma_t *)rma)->am_queued,
+                                                memory_order_relaxed);
     stats->progress_wakeups = atomic_load_explicit(&((cm_rma_t *)rma)->wakeups,
                                                    memory_order_relaxed);
 }
@@ -1379,6 +1401,7 @@ cm_status_t cm_rma_am_post(cm_rma_t *rma, int pe, unsigned id, const void *data,
     ucp_request_param_t param = {0};
     cm_rma_am_block_t *b = malloc(sizeof(*b) + len);
     ucs_status_ptr_t req;
+    ucs_status_t st;
 
     if (b == NULL) {
         cm_error("active message of %zu bytes: out of memory", len);
@@ -1400,6 +1423,17 @@ cm_status_t cm_rma_am_post(cm_rma_t *rma, int pe, unsigned id, const void *data,
     }
     if (req == NULL) {
         free(b); /* completed at once; the callback is not called */
+        return CM_OK;
+    }
+    atomic_fetch_add_explicit(&rma->am_queued, 1, memory_order_relaxed);
+    if (rma->thread_running && !pthread_equal(pthread_self(), rma->thread)) {
+        /* Queued (the peer's FIFO is full) while the progress thread may have
+           armed already: wake it, or the message waits for the next message
+           in or our next library call. Its next arm sees the queued send. */
+        st = ucp_worker_signal(rma->worker);
+        if (st != UCS_OK) {
+            cm_warn("cannot wake the progress thread: %s", ucs_status_string(st));
+        }
     }
     return CM_OK;
 }

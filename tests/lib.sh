@@ -16,9 +16,33 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 note() { echo "== $*"; }
 
+# stacks SID: every thread's stack of every process of session SID. All are
+# attached at once: attaching to one interrupts its waits (epoll_wait fails
+# with EINTR), which can move the others on. Bounded: 30 s in all, 12 frames
+# per thread, 200 lines per process.
+stacks() {
+    local sid=$1 d p n gdbs=()
+    command -v gdb >/dev/null 2>&1 || { echo "  ! (no stacks: gdb is not installed)"; return 0; }
+    d=$(mktemp -d)
+    for p in $(ps -s "$sid" -o pid= 2>/dev/null); do
+        timeout -k 5 30 gdb -nx -q -batch -p "$p" -ex 'set pagination off' \
+            -ex 'thread apply all bt 12' </dev/null >"$d/$p" 2>/dev/null &
+        gdbs+=($!)
+    done
+    [ ${#gdbs[@]} -gt 0 ] && wait "${gdbs[@]}"
+    for p in $(ls "$d"); do
+        echo "  ! stacks of $p:"
+        grep -E '^(Thread |#|\(More stack)' "$d/$p" | cut -c1-200 | head -200 | sed 's/^/  !   /'
+        n=$(grep -cE '^(Thread |#)' "$d/$p")
+        [ "$n" -le 200 ] || echo "  !   ... $((n - 200)) more lines"
+    done
+    rm -rf "$d"
+}
+
 # run TIMEOUT cmd...: runs cmd in its own session under a watchdog; sets $out
 # (stdout+stderr) and $rc. On timeout it shows what every process of the
-# session was doing, kills the whole session (no orphan survives) and fails.
+# session was doing (every thread's stack), kills the whole session (no orphan
+# survives) and fails.
 run() {
     local t=$1 f pid start now
     shift
@@ -33,12 +57,7 @@ run() {
             sed 's/^/  | /' "$f"
             echo "  ! still running after ${t}s; processes of the job:"
             ps -s "$pid" -o pid,ppid,stat,wchan:24,args 2>/dev/null | sed 's/^/  ! /'
-            if command -v gdb >/dev/null 2>&1; then
-                for p in $(ps -s "$pid" -o pid= 2>/dev/null); do
-                    echo "  ! stack of $p:"
-                    timeout 20 gdb -p "$p" -batch -ex bt 2>/dev/null | grep '^#' | head -12 | sed 's/^/  !   /'
-                done
-            fi
+            stacks "$pid"
             pkill -TERM -s "$pid" 2>/dev/null
             sleep 2
             pkill -KILL -s "$pid" 2>/dev/null
