@@ -1,0 +1,635 @@
+/*
+ * A model of the Cashmere protocol as src/cm_cashmere.c, directory/ and
+ * writenotice/ implement it, checked with SPIN (tests/model/run.sh).
+ *
+ * Process 0 runs NCS0 critical sections, the others NCS each. A critical
+ * section picks a lock L and a page p (BOTH_PAGES: every page, in turn),
+ * acquires L, reads word L of page p, checks that it holds the last value
+ * written under L (the ghost), writes value + 1 and releases L: the
+ * release-consistency guarantee that the litmus test `wordlocks` checks. Every protocol step that is one remote operation in the
+ * code (a get, a put that lands, an atomic) is one atomic step here, so every
+ * interleaving of them is explored.
+ *
+ * Modelled: directory entries in both forms (CM_DIR_CAS: one compare-and-swap
+ * word with the BUSY flag; else the MCS form, an entry lock held across the
+ * read-modify-write, abstracted to a mutex), the transition function
+ * (cm_dir_apply), write-notice rings with their control word, reserved slots,
+ * pending-word suppression and overflow, delayed write notices with the
+ * processed bit, self-notices, unsafe pages with the version word, first-touch
+ * home migration, write-through of stores to the home (puts in flight until a
+ * flush, or landing earlier), MCS application locks with their hand-off,
+ * release = transitions + flush, acquire = drain + invalidate + self-notices +
+ * unsafe checks + overflow.
+ *
+ * Orderings that must fail (each gives a counterexample):
+ *   OLD_ORDER    notices posted after the entry is released (the lost update)
+ *   OLD_PENDING  a poster sets the pending word before reserving its slot,
+ *                and a second poster trusts it
+ *
+ * Properties: the assertion in the critical section (no stale read under a
+ * lock), an assertion that a slot is empty when a notice is written into it
+ * (no ring slot lost), and SPIN's invalid end states (no deadlock: every
+ * process finishes).
+ */
+
+#ifndef NPROC
+#define NPROC 3
+#endif
+#ifndef NPAGE
+#define NPAGE 2
+#endif
+#ifndef NLOCK
+#define NLOCK 2
+#endif
+#ifndef NCS0
+#define NCS0 2         /* critical sections of process 0 */
+#endif
+#ifndef NCS
+#define NCS 1          /* critical sections of every other process */
+#endif
+#ifndef CAP
+#define CAP 2          /* write-notice ring slots per process */
+#endif
+#ifndef THRESH
+#define THRESH 2       /* CM_UNSAFE_THRESHOLD: more remote notices than this make a page unsafe */
+#endif
+#ifndef FIRST_TOUCH
+#define FIRST_TOUCH 0  /* homes move to the first toucher (pages start with data at round-robin homes) */
+#endif
+
+/*
+ * Reachability probes: run with PROBE=n in the environment, the verifier must
+ * fail at REACHED(n) ("assertion violated (n==0)"), which shows that the
+ * search really reaches that path (tests/model/run.sh). A choice at run time,
+ * so that one compiled verifier serves every probe; without PROBE the guard
+ * is never true and nothing else changes.
+ */
+c_code { int cm_probe; }
+#define PROBE_INIT c_code { cm_probe = getenv("PROBE") ? atoi(getenv("PROBE")) : 0; }
+#define REACHED(n) if :: c_expr { cm_probe == (n) } -> assert((n) == 0) :: else -> skip fi
+#define R_POSTED       1   /* a notice written into a ring slot */
+#define R_SUPPRESSED   2   /* a notice suppressed by the pending word */
+#define R_OVERFLOW     3   /* a full ring: overflow bit set */
+#define R_UNSAFE       4   /* a page marked unsafe */
+#define R_CLAIM        5   /* first touch copies a page from its old home */
+#define R_VERSION      6   /* a leaving writer moves the version */
+#define R_WAIT_ENTRY   7   /* an update waits for an entry held by another (BUSY / entry lock) */
+#define R_HANDOFF      8   /* an MCS lock handed to a queued successor */
+#define R_INV_NOTICE  11   /* a mapped page invalidated by a drained notice */
+#define R_INV_SELF    12   /* ... by a self-notice */
+#define R_INV_UNSAFE  13   /* ... by the check of an unsafe page */
+#define R_INV_ALL     14   /* ... because the ring overflowed */
+
+#define F_UNSAFE 1
+#define F_FIXED  2
+#define F_BUSY   4
+
+#define S_UNCACHED 0
+#define S_SHARED   1
+#define S_DIRTY    2
+#define S_WEAK     3
+
+#define OP_JOIN  0
+#define OP_WRITE 1
+#define OP_LEAVE 2
+
+#define BIT(i) (1 << (i))
+
+/* ---- shared state ---------------------------------------------------------- */
+
+/* Memory: mem[i].w[p*NLOCK+l] is process i's copy of word l of page p; at the home it is the master. */
+typedef mem_t { byte w[NPAGE * NLOCK] };
+mem_t mem[NPROC];
+byte ghost[NPAGE * NLOCK];          /* the last value written under its lock */
+
+/* Directory entry per page, and its version word. */
+byte dsh[NPAGE], dwr[NPAGE], dfl[NPAGE], dhome[NPAGE], dver[NPAGE];
+byte elock[NPAGE];                  /* MCS form: entry lock holder + 1 */
+
+/* Write-notice ring per process. */
+typedef ring_t { byte head; byte tail; bit ovf; byte slot[CAP]; bit pending[NPAGE] };
+ring_t ring[NPROC];
+
+/* MCS application locks. */
+byte ltail[NLOCK];
+typedef qnode_t { byte next[NLOCK]; bit locked[NLOCK] };
+qnode_t q[NPROC];
+
+/* A process's local page table (declared in the process: private state). */
+typedef pte_t {
+    bit mapped[NPAGE]; bit dirty[NPAGE]; bit processed[NPAGE]; bit unsafe[NPAGE]; bit self[NPAGE];
+    byte home[NPAGE]; byte ver[NPAGE];
+    bit inflight[NPAGE * NLOCK];    /* a forwarded store on its way to home[p] */
+};
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+inline state_of(sh, wr, out) {
+    if
+    :: sh == 0 -> out = S_UNCACHED
+    :: sh != 0 && wr == 0 -> out = S_SHARED
+    :: sh != 0 && wr != 0 && (sh == 1 || sh == 2 || sh == 4 || sh == 8) && wr == sh -> out = S_DIRTY
+    :: else -> out = S_WEAK
+    fi
+}
+
+inline popcount(m, out) {
+    out = ((m & 1) != 0) + ((m & 2) != 0) + ((m & 4) != 0) + ((m & 8) != 0)
+}
+
+/*
+ * Every put this process has in flight lands (cm_rma_flush_all). Forwarded
+ * stores land only here, the latest moment the code allows: landing earlier
+ * only makes newer data visible sooner.
+ */
+inline flush_all() {
+    d_step {
+        xi = 0;
+        do
+        :: xi < NPAGE * NLOCK ->
+            if
+            :: pt.inflight[xi] ->
+                mem[pt.home[xi / NLOCK]].w[xi] = mem[me].w[xi];
+                pt.inflight[xi] = 0
+            :: else -> skip
+            fi;
+            xi++
+        :: else -> break
+        od;
+        xi = 0
+    }
+}
+
+/*
+ * cm_wn_post(target, page): reserve a slot of target's ring (or set its
+ * overflow bit) and put the page there; the pending word suppresses
+ * duplicates. The compare-and-swap loops on the control word are one atomic
+ * step each: the step at which the last, successful one happens.
+ */
+inline wn_post(t, pg) {
+#ifdef OLD_PENDING
+    /* Old: swap the pending word to 1 first; a 1 meant "done", even before the reservation. */
+    atomic { pv = ring[t].pending[pg]; ring[t].pending[pg] = 1 };
+#else
+    pv = ring[t].pending[pg];                        /* get */
+#endif
+    if
+    :: pv -> REACHED(R_SUPPRESSED)                   /* suppressed */
+    :: else ->
+        atomic {                                     /* compare-and-swap on the control word */
+            if
+            :: ring[t].tail - ring[t].head < CAP ->
+                widx = ring[t].tail % CAP; ring[t].tail++; reserved = 1
+            :: else -> REACHED(R_OVERFLOW); ring[t].ovf = 1; reserved = 0
+            fi
+        };
+        if
+        :: reserved ->
+#ifndef OLD_PENDING
+            ring[t].pending[pg] = 1;                 /* put, fenced before the slot's */
+#endif
+            atomic { assert(ring[t].slot[widx] == 0); ring[t].slot[widx] = pg + 1; REACHED(R_POSTED) }
+        :: else -> skip
+        fi
+    fi;
+    d_step { pv = 0; widx = 0; reserved = 0 }
+}
+
+/* The notices of a transition (cm_cm_held's loop), then flush. */
+inline post_notices(pg) {
+    ti = 0;
+    do
+    :: ti < NPROC ->
+        if
+        :: (fx_notify & BIT(ti)) != 0 -> wn_post(ti, pg)
+        :: else -> skip
+        fi;
+        ti++
+    :: else -> break
+    od;
+    ti = 0;
+    flush_all()
+}
+
+/* cm_cm_held: run while the entry is held. */
+inline held(pg) {
+    if
+    :: fx_claim && fx_oldhome != me ->
+        d_step {                                     /* get of the page from the old home */
+            REACHED(R_CLAIM);
+            xi = 0;
+            do
+            :: xi < NLOCK -> mem[me].w[pg * NLOCK + xi] = mem[fx_oldhome].w[pg * NLOCK + xi]; xi++
+            :: else -> break
+            od;
+            xi = 0
+        }
+    :: else -> skip
+    fi;
+#ifndef OLD_ORDER
+    if
+    :: fx_notify != 0 -> post_notices(pg)
+    :: else -> skip
+    fi
+#endif
+}
+
+/* cm_dir_apply on (e_sh, e_wr, e_fl, e_home): the new entry and the effects. */
+inline dir_apply(pg, op) {
+    d_step {
+        state_of(e_sh, e_wr, st_before);
+        was_unsafe = (e_fl & F_UNSAFE) != 0;
+        fx_notify = 0; fx_self = 0; fx_claim = 0; fx_oldhome = 0;
+        if
+        :: (e_fl & F_FIXED) == 0 -> e_home = pg % NPROC
+        :: else -> skip
+        fi;
+        if
+        :: op == OP_JOIN ->
+            if
+            :: FIRST_TOUCH && (e_fl & F_FIXED) == 0 ->
+                fx_claim = 1; fx_oldhome = pg % NPROC; e_home = me; e_fl = e_fl | F_FIXED
+            :: else -> skip
+            fi;
+            e_sh = e_sh | BIT(me)
+        :: op == OP_WRITE -> e_sh = e_sh | BIT(me); e_wr = e_wr | BIT(me)
+        :: op == OP_LEAVE -> e_sh = e_sh & ~BIT(me); e_wr = e_wr & ~BIT(me)
+        fi;
+        state_of(e_sh, e_wr, st_after);
+        if
+        :: op == OP_LEAVE || st_after != S_WEAK || was_unsafe -> skip
+        :: else ->
+            if
+            :: st_before != S_WEAK ->
+                popcount(e_sh & ~BIT(me), cnt);
+                if
+                :: cnt > THRESH -> e_fl = e_fl | F_UNSAFE; REACHED(R_UNSAFE)
+                :: else -> skip
+                fi;
+                fx_notify = e_sh & ~BIT(me);
+                fx_self = 1
+            :: else ->
+                if
+                :: op == OP_JOIN -> fx_self = 1
+                :: else -> skip
+                fi
+            fi
+        fi;
+        st_before = 0; st_after = 0; was_unsafe = 0; cnt = 0
+    }
+}
+
+/* cm_dir_update: the read-modify-write of page pg's entry, in either form. */
+inline dir_update(pg, op) {
+#ifdef CM_DIR_CAS
+    /* A leaving writer moves the version first. */
+    if
+    :: op == OP_LEAVE && (dwr[pg] & BIT(me)) != 0 -> atomic { dver[pg]++; REACHED(R_VERSION) }
+    :: else -> skip
+    fi;
+    /* get + compare-and-swap until it succeeds, never on a BUSY entry: one atomic step. */
+#ifdef WAIT_PROBES   /* a separate step: compiled only for its probe run */
+    if
+    :: (dfl[pg] & F_BUSY) != 0 -> REACHED(R_WAIT_ENTRY)
+    :: else -> skip
+    fi;
+#endif
+    atomic {
+        (dfl[pg] & F_BUSY) == 0;
+        e_sh = dsh[pg]; e_wr = dwr[pg]; e_fl = dfl[pg]; e_home = dhome[pg];
+        dir_apply(pg, op);
+#ifdef OLD_ORDER
+        busy = fx_claim && fx_oldhome != me;         /* old: only a migration held the entry */
+#else
+        busy = fx_notify != 0 || (fx_claim && fx_oldhome != me);
+#endif
+        dsh[pg] = e_sh; dwr[pg] = e_wr; dhome[pg] = e_home;
+        dfl[pg] = e_fl | (busy -> F_BUSY : 0)
+    };
+    if
+    :: op == OP_JOIN && (e_fl & F_UNSAFE) != 0 -> fx_version = dver[pg]   /* get, after the CAS */
+    :: else -> skip
+    fi;
+    if
+    :: busy ->
+        held(pg);
+        atomic { assert((dfl[pg] & F_BUSY) != 0); dfl[pg] = e_fl }   /* nobody changed it */
+    :: else -> skip
+    fi;
+#else
+    /* MCS form: the entry lock is held from the read to the write-back. */
+#ifdef WAIT_PROBES   /* a separate step: compiled only for its probe run */
+    if
+    :: elock[pg] != 0 -> REACHED(R_WAIT_ENTRY)
+    :: else -> skip
+    fi;
+#endif
+    atomic {
+        elock[pg] == 0 -> elock[pg] = me + 1;
+        e_sh = dsh[pg]; e_wr = dwr[pg]; e_fl = dfl[pg]; e_home = dhome[pg]
+    };
+    leaving_writer = (op == OP_LEAVE && (e_wr & BIT(me)) != 0);
+    dir_apply(pg, op);
+    held(pg);
+    if
+    :: leaving_writer -> atomic { dver[pg]++; REACHED(R_VERSION) }  /* before the entry changes */
+    :: op == OP_JOIN && (e_fl & F_UNSAFE) != 0 -> fx_version = dver[pg]
+    :: else -> skip
+    fi;
+    atomic {                                         /* write back (flushed), release the lock */
+        dsh[pg] = e_sh; dwr[pg] = e_wr; dfl[pg] = e_fl; dhome[pg] = e_home;
+        elock[pg] = 0
+    };
+    leaving_writer = 0;
+#endif
+#ifdef OLD_ORDER
+    /* Old: the notices went out after the entry was released. */
+    if
+    :: fx_notify != 0 -> post_notices(pg)
+    :: else -> skip
+    fi;
+#endif
+    busy = 0
+}
+
+/* cm_cm_effects: the local part (self-notices, unsafe list). */
+inline effects(pg) {
+    d_step {
+        if
+        :: fx_self -> pt.self[pg] = 1
+        :: else -> skip
+        fi;
+        if
+        :: (e_fl & F_UNSAFE) != 0 && pt.mapped[pg] && !pt.unsafe[pg] ->
+            pt.unsafe[pg] = 1; pt.ver[pg] = fx_version
+        :: else -> skip
+        fi;
+        e_sh = 0; e_wr = 0; e_fl = 0; e_home = 0;
+        fx_notify = 0; fx_self = 0; fx_claim = 0; fx_oldhome = 0; fx_version = 0
+    }
+}
+
+/* cm_cm_write_transition: a delayed write notice. */
+inline write_transition(pg) {
+    dir_update(pg, OP_WRITE);
+    pt.processed[pg] = 1;
+    effects(pg)
+}
+
+/* cm_cm_fault: join, copy the page from its home, map it read-write. */
+inline fault(pg) {
+    dir_update(pg, OP_JOIN);
+    if
+    :: !fx_claim && e_home != me ->
+        d_step {                                     /* get of the whole page */
+            xi = 0;
+            do
+            :: xi < NLOCK -> mem[me].w[pg * NLOCK + xi] = mem[e_home].w[pg * NLOCK + xi]; xi++
+            :: else -> break
+            od;
+            xi = 0
+        }
+    :: else -> skip
+    fi;
+    d_step {
+        pt.mapped[pg] = 1; pt.home[pg] = e_home;
+        pt.processed[pg] = 0; pt.unsafe[pg] = 0; pt.self[pg] = 0
+    };
+    effects(pg)
+}
+
+/* cm_cm_invalidate. */
+inline invalidate(pg) {
+    if
+    :: pt.mapped[pg] ->
+        if
+        :: pt.dirty[pg] && !pt.processed[pg] -> write_transition(pg)
+        :: else -> skip
+        fi;
+        d_step {                                     /* mprotect(PROT_NONE) */
+            pt.mapped[pg] = 0;
+            if
+            :: why == 1 -> REACHED(R_INV_NOTICE)
+            :: why == 2 -> REACHED(R_INV_SELF)
+            :: why == 3 -> REACHED(R_INV_UNSAFE)
+            :: why == 4 -> REACHED(R_INV_ALL)
+            :: else -> skip
+            fi
+        };
+        dir_update(pg, OP_LEAVE);
+        d_step {
+            pt.dirty[pg] = 0; pt.processed[pg] = 0; pt.unsafe[pg] = 0;
+            pt.self[pg] = 0; pt.ver[pg] = 0;
+            e_sh = 0; e_wr = 0; e_fl = 0; e_home = 0; fx_notify = 0; fx_self = 0;
+            fx_claim = 0; fx_oldhome = 0; fx_version = 0
+        }
+    :: else -> skip
+    fi;
+    why = 0
+}
+
+/* cm_wn_drain + visits: consume this process's ring. */
+inline drain() {
+    atomic { dn = ring[me].tail - ring[me].head; dh = ring[me].head; dov = ring[me].ovf };
+    if
+    :: dn == 0 && !dov -> skip
+    :: else ->
+        di = 0;
+        do
+        :: di < dn ->
+            /* Reserved before we looked: wait for its put. */
+            atomic { ring[me].slot[(dh + di) % CAP] != 0 ->
+                     dp = ring[me].slot[(dh + di) % CAP] - 1; ring[me].slot[(dh + di) % CAP] = 0 };
+            d_step { ring[me].pending[dp] = 0; why = 1 }  /* clear, then visit (cm_wn.h) */
+            invalidate(dp);
+            dp = 0;
+            di++
+        :: else -> break
+        od;
+        atomic {                                     /* compare-and-swap loop: consume dn slots */
+            ring[me].head = ring[me].head + dn; dov = ring[me].ovf; ring[me].ovf = 0
+        };
+        if
+        :: dov ->
+#ifdef OLD_PENDING
+            /* Old: the dropped notices' pending words were set; clear them all. */
+            d_step { ap = 0; do :: ap < NPAGE -> ring[me].pending[ap] = 0; ap++ :: else -> break od; ap = 0 };
+#endif
+            ap = 0;
+            do
+            :: ap < NPAGE -> why = 4; invalidate(ap); ap++
+            :: else -> break
+            od;
+            ap = 0
+        :: else -> skip
+        fi
+    fi;
+    d_step { dn = 0; dh = 0; di = 0; dov = 0 }
+}
+
+/* cm_cm_acquire, after the lock is held. */
+inline acquire_coherence() {
+    flush_all();
+    drain();
+    ap = 0;
+    do
+    :: ap < NPAGE ->
+        if
+        :: pt.self[ap] -> d_step { pt.self[ap] = 0; why = 2 }; invalidate(ap)
+        :: else -> skip
+        fi;
+        ap++
+    :: else -> break
+    od;
+    ap = 0;
+    do
+    :: ap < NPAGE ->
+        if
+        :: pt.mapped[ap] && pt.unsafe[ap] ->
+            atomic { e_sh = dsh[ap]; e_wr = dwr[ap] };    /* cm_dir_read: entry, then version */
+            d_step { cv = dver[ap]; state_of(e_sh, e_wr, cst) };
+            if
+            :: cst == S_WEAK || cv != pt.ver[ap] -> d_step { e_sh = 0; e_wr = 0; cst = 0; cv = 0; why = 3 }; invalidate(ap)
+            :: else -> d_step { e_sh = 0; e_wr = 0; cst = 0; cv = 0 }
+            fi
+        :: else -> skip
+        fi;
+        ap++
+    :: else -> break
+    od;
+    ap = 0
+}
+
+/* cm_cm_release, before the lock is handed on. */
+inline release_coherence() {
+    rp = 0;
+    do
+    :: rp < NPAGE ->
+        if
+        :: pt.mapped[rp] && pt.dirty[rp] && !pt.processed[rp] -> write_transition(rp)
+        :: else -> skip
+        fi;
+        pt.dirty[rp] = 0;
+        rp++
+    :: else -> break
+    od;
+    rp = 0;
+    flush_all()
+}
+
+inline mcs_acquire(l) {
+    d_step { q[me].next[l] = 0; q[me].locked[l] = 1 };
+    atomic { pred = ltail[l]; ltail[l] = me + 1 };           /* fetch-and-store */
+    if
+    :: pred != 0 ->
+        q[pred - 1].next[l] = me + 1;                         /* put: link behind it */
+        q[me].locked[l] == 0                                  /* spin locally */
+    :: else -> skip
+    fi;
+    pred = 0
+}
+
+inline mcs_release(l) {
+    if
+    :: q[me].next[l] == 0 ->
+        atomic {                                              /* compare-and-swap tail me -> 0 */
+            if
+            :: ltail[l] == me + 1 -> ltail[l] = 0; freed = 1
+            :: else -> freed = 0
+            fi
+        }
+    :: else -> freed = 0
+    fi;
+    if
+    :: !freed ->
+        q[me].next[l] != 0;                                   /* the successor links itself */
+        atomic { q[q[me].next[l] - 1].locked[l] = 0; REACHED(R_HANDOFF) }  /* put: hand off */
+    :: else -> skip
+    fi;
+    freed = 0
+}
+
+/* A store hook + the store + its write-through (in flight until a flush). */
+inline store(pg, l, v) {
+    d_step {
+        pt.dirty[pg] = 1;
+        mem[me].w[pg * NLOCK + l] = v;
+        if
+        :: pt.home[pg] != me -> pt.inflight[pg * NLOCK + l] = 1
+        :: else -> skip
+        fi
+    }
+}
+
+proctype P(byte me; byte ncs)
+{
+    pte_t pt;
+    byte L, pg, k;
+    byte e_sh, e_wr, e_fl, e_home, st_before, st_after, cnt, fx_notify, fx_oldhome, fx_version;
+    bit was_unsafe, fx_self, fx_claim, busy, leaving_writer, pv, reserved, freed, dov;
+    byte widx, ti, xi, dn, dh, di, dp, ap, rp, cv, cst, pred, val, why;
+
+    do
+    :: k < ncs ->
+        if
+        :: L = 0
+        :: NLOCK > 1 -> L = 1
+        fi;
+#ifdef BOTH_PAGES
+        pg = 0;
+#else
+        if
+        :: pg = 0
+        :: NPAGE > 1 -> pg = 1
+        fi;
+#endif
+        mcs_acquire(L);
+        acquire_coherence();
+again:
+        if
+        :: !pt.mapped[pg] -> fault(pg)
+        :: else -> skip
+        fi;
+        val = mem[me].w[pg * NLOCK + L];
+        assert(val == ghost[pg * NLOCK + L]);                 /* the last value written under L */
+        d_step { ghost[pg * NLOCK + L] = val + 1 };
+        store(pg, L, val + 1);
+        val = 0;
+#ifdef BOTH_PAGES
+        if
+        :: pg + 1 < NPAGE -> pg++; goto again
+        :: else -> skip
+        fi;
+#endif
+        release_coherence();
+        mcs_release(L);
+        d_step { L = 0; pg = 0; k++ }
+    :: else -> break
+    od
+}
+
+init {
+    byte i;
+    PROBE_INIT;
+    atomic {
+#if FIRST_TOUCH
+        /* Data before the protocol starts, at each page's round-robin home: a first toucher
+         * that did not copy it in would lose it. */
+        i = 0;
+        do
+        :: i < NPAGE * NLOCK -> mem[(i / NLOCK) % NPROC].w[i] = 1; ghost[i] = 1; i++
+        :: else -> break
+        od;
+#endif
+        i = 0;
+        do
+        :: i < NPAGE -> dhome[i] = i % NPROC; dfl[i] = (FIRST_TOUCH -> 0 : F_FIXED); i++
+        :: else -> break
+        od;
+        i = 0;
+        do
+        :: i < NPROC -> run P(i, (i == 0 -> NCS0 : NCS)); i++
+        :: else -> break
+        od
+    }
+}

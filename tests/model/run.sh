@@ -1,0 +1,152 @@
+#!/bin/bash
+# Model checking of the Cashmere protocol with SPIN (README.md, "The protocol model"):
+#   - the fixed protocol passes an exhaustive search in each configuration;
+#   - the old orderings produce counterexamples (tests that expect failure);
+#   - every reachability probe is reached (the search covers the paths it claims).
+# `make check` runs the default set (a few minutes: the two big searches run
+# in parallel, ~3 GB of memory); --full adds the other two configurations.
+#
+#   tests/model/run.sh [--full] [--keep DIR]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+full=0
+keep=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --full) full=1 ;;
+    --keep) keep=$2; shift ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+if ! command -v spin >/dev/null 2>&1; then
+    echo "SKIP: spin is not installed (Debian package spin); the protocol model was not checked"
+    exit 77
+fi
+CC=${CC:-cc}
+work=${keep:-$(mktemp -d)}
+mkdir -p "$work"
+[ -n "$keep" ] || trap 'rm -rf "$work"' EXIT
+failures=0
+
+# build NAME MODEL FLAGS...: spin + cc into $work/NAME.
+build() {
+    local name=$1 model=$2 dir="$work/$1"
+    shift 2
+    mkdir -p "$dir"
+    cp "$here/$model" "$dir/"
+    (
+        cd "$dir" || exit 1
+        spin -a "$@" "$model" >spin.out 2>&1 || exit 1
+        # COLLAPSE: exact state storage, compressed (no hash compaction, no bitstate).
+        $CC -O2 -DSAFETY -DCOLLAPSE -o pan pan.c >cc.out 2>&1 || exit 1
+    ) || { echo "FAIL $name: could not build the verifier ($model $*)"; \
+           cat "$dir"/spin.out "$dir"/cc.out 2>/dev/null | head -5; } >"$dir/build.err"
+}
+
+# check NAME BUILD EXPECT [PROBE]: runs BUILD's verifier (with PROBE=n in its
+# environment if given). EXPECT is pass (an exhaustive search without error)
+# or fail:PATTERN (an error whose message matches PATTERN). The verdict line
+# goes to $work/NAME.verdict; the end of the script prints them in order.
+names=()
+check() {
+    local name=$1 bdir="$work/$2" expect=$3 probe=${4:-} out errors states start secs
+    names+=("$name")
+    if [ -s "$bdir/build.err" ]; then
+        cp "$bdir/build.err" "$work/$name.verdict"
+        return
+    fi
+    out="$work/$name.out"
+    start=$(date +%s)
+    (cd "$bdir" && PROBE=$probe ./pan -m200000 -w26 >"$out" 2>&1)
+    secs=$(( $(date +%s) - start ))
+    errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$out")
+    states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$out")
+    case $expect in
+    pass)
+        if [ "$errors" = 0 ] && ! grep -q "search was not completed\|max search depth too small" "$out"; then
+            echo "ok   $name: no error in an exhaustive search of $states states (${secs}s)"
+        else
+            echo "FAIL $name: expected no error ($states states)"
+            grep -E "violated|invalid end|error|too small" "$out" | head -5 | sed 's/^/       /'
+        fi ;;
+    fail:*)
+        if [ "${errors:-0}" -gt 0 ] && grep -Eq -- "${expect#fail:}" "$out"; then
+            echo "ok   $name: counterexample as expected: $(grep -Eo 'assertion violated.*|invalid end state.*' "$out" | head -1) (${secs}s)"
+        else
+            echo "FAIL $name: expected an error matching /${expect#fail:}/, got ${errors:-none} ($states states)"
+        fi ;;
+    esac >"$work/$name.verdict"
+}
+
+stale='assertion violated \(val==ghost'      # a stale read under a lock
+reached() { echo "fail:assertion violated \\($1==0\\)"; }
+
+# The two exhaustive protocol searches, one per directory form, with complementary features:
+#   unsafe: every weak page unsafe (version checks), a one-slot ring that overflows, each
+#           critical section on both pages (so that an overflow drops a mapped page);
+#   safe:   notices and self-notices only, duplicate suppression, a two-slot ring.
+# Both with first-touch home migration. --full runs each in the other form too.
+unsafe=(-DTHRESH=0 -DFIRST_TOUCH=1 -DCAP=1 -DBOTH_PAGES)
+safe=(-DTHRESH=2 -DFIRST_TOUCH=1 -DCAP=2)
+probes_unsafe="1 3 4 5 6 8 11 13 14"      # the paths each configuration must reach
+probes_safe="1 2 5 6 8 11 12"
+forms="cas mcs"
+big="cas-unsafe mcs-safe"
+[ "$full" = 1 ] && big="cas-unsafe mcs-safe mcs-unsafe cas-safe"
+
+# Two at a time: this is meant for 2 cores.
+throttle() { while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done; }
+for form in $forms; do
+    for kind in unsafe safe; do
+        if [ "$kind" = unsafe ]; then flags=("${unsafe[@]}"); else flags=("${safe[@]}"); fi
+        throttle; build "$form-$kind" cashmere.pml "-DCM_DIR_${form^^}" "${flags[@]}" &
+        throttle; build "$form-$kind-wait" cashmere.pml "-DCM_DIR_${form^^}" "${flags[@]}" -DWAIT_PROBES &
+    done
+    throttle; build "$form-old-order" cashmere.pml "-DCM_DIR_${form^^}" -DOLD_ORDER &
+done
+throttle; build ring-cap2 ring.pml -DNPOSTER=3 -DCAP=2 &
+throttle; build ring-cap1 ring.pml -DNPOSTER=3 -DCAP=1 &
+throttle; build ring-old-pending ring.pml -DOLD_PENDING &
+throttle; build ring-wait ring.pml -DWAIT_PROBES &
+wait
+for name in $big; do
+    throttle; check "$name" "$name" pass &
+done
+wait
+
+# The write-notice ring with concurrent posters.
+check ring-3posters-cap2 ring-cap2 pass
+check ring-3posters-cap1 ring-cap1 pass
+check ring-old-pending ring-old-pending "fail:assertion violated"
+check ring-probe-1 ring-cap2 "$(reached 1)" 1
+check ring-probe-2 ring-cap1 "$(reached 2)" 2
+check ring-probe-3 ring-wait "$(reached 3)" 3
+
+# The old ordering loses a lock-protected update, in both forms; every probe is reached.
+for form in $forms; do
+    check "$form-old-order" "$form-old-order" "fail:$stale"
+    for p in $probes_unsafe; do
+        check "probe-$p-$form-unsafe" "$form-unsafe" "$(reached "$p")" "$p"
+    done
+    for p in $probes_safe; do
+        check "probe-$p-$form-safe" "$form-safe" "$(reached "$p")" "$p"
+    done
+    check "probe-7-$form-unsafe" "$form-unsafe-wait" "$(reached 7)" 7
+    check "probe-7-$form-safe" "$form-safe-wait" "$(reached 7)" 7
+done
+wait
+
+for name in $big "${names[@]}"; do
+    cat "$work/$name.verdict"
+    grep -q '^FAIL' "$work/$name.verdict" && failures=$((failures + 1))
+done
+
+if [ "$failures" -ne 0 ]; then
+    echo "FAIL: $failures model check(s) did not give the expected result (work files: $work)"
+    [ -n "$keep" ] || trap - EXIT
+    exit 1
+fi
+echo "PASS"
