@@ -104,11 +104,11 @@ typedef struct {
  * changes the entry until it returns (MCS form: the entry lock is held; CAS
  * form: the word carries CM_DIR_BUSY, which every other updater waits out).
  * It is called only when the effects have such work (cm_dir_effects_held):
- *   - fx->notify: post those write notices, complete in their targets' rings
- *     when it returns. Ordering invariant (DESIGN.md 5): a notice is drainable
- *     no later than the WEAK state that makes others post nothing. Posting
- *     after releasing the entry lost lock-protected updates (litmus wordlocks;
- *     tests/model/ has the counterexample).
+ *   - fx->notify: post those write notices, reserved in their targets' rings
+ *     when it returns (cm_wn_post). Ordering invariant (DESIGN.md 5): a
+ *     notice is drainable no later than the WEAK state that makes others post
+ *     nothing. Posting after releasing the entry lost lock-protected updates
+ *     (litmus wordlocks; tests/model/ has the counterexample).
  *   - fx->claimed_home with another old home: copy the page in before anyone
  *     can see the new home.
  */

@@ -206,9 +206,11 @@ static void cm_cm_flush_doubling(void)
  * Run by cm_dir_update while it holds page p's entry: what others rely on the
  * moment they see the new entry. A first toucher copies the page from its old
  * home before anyone can see the new home; a transition into WEAK posts its
- * write notices and completes them in the targets' rings before anyone can
- * see WEAK (a writer that finds the page WEAK posts nothing and hands its
- * lock on, trusting that every sharer already holds a notice).
+ * write notices before anyone can see WEAK (a writer that finds the page WEAK
+ * posts nothing and hands its lock on, trusting that every sharer already
+ * holds a notice). A posted notice is reserved in its ring, so its owner
+ * drains it (waiting for the slot's put if need be); the puts complete at our
+ * next flush, at the latest the release's before the lock is handed on.
  */
 static cm_status_t cm_cm_held(uint64_t p, const cm_dir_effects_t *fx, void *arg)
 {
@@ -221,7 +223,6 @@ static cm_status_t cm_cm_held(uint64_t p, const cm_dir_effects_t *fx, void *arg)
         for (uint64_t mask = fx->notify; mask != 0; mask &= mask - 1) {
             CM_CHECK(cm_wn_post(&cm_cm.wn, __builtin_ctzll(mask), p));
         }
-        CM_CHECK(cm_rma_flush_all(cm_cm.rma));
     }
     return CM_OK;
 }

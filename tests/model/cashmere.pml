@@ -21,15 +21,15 @@
  * release = transitions + flush, acquire = drain + invalidate + self-notices +
  * unsafe checks + overflow.
  *
- * Orderings that must fail (each gives a counterexample):
- *   OLD_ORDER    notices posted after the entry is released (the lost update)
- *   OLD_PENDING  a poster sets the pending word before reserving its slot,
- *                and a second poster trusts it
+ * The ordering that must fail: OLD_ORDER, notices posted after the entry is
+ * released (the lost update; a counterexample in both forms). The old
+ * pending-word rule is checked by ring.pml, where posters run concurrently.
  *
  * Properties: the assertion in the critical section (no stale read under a
  * lock), an assertion that a slot is empty when a notice is written into it
  * (no ring slot lost), and SPIN's invalid end states (no deadlock: every
- * process finishes).
+ * process finishes, also while an owner waits for a reserved slot whose put
+ * lands only at the poster's next flush).
  */
 
 #ifndef NPROC
@@ -75,6 +75,7 @@ c_code { int cm_probe; }
 #define R_VERSION      6   /* a leaving writer moves the version */
 #define R_WAIT_ENTRY   7   /* an update waits for an entry held by another (BUSY / entry lock) */
 #define R_HANDOFF      8   /* an MCS lock handed to a queued successor */
+#define R_WAIT_SLOT    9   /* an owner waits for a reserved slot whose put has not landed */
 #define R_INV_NOTICE  11   /* a mapped page invalidated by a drained notice */
 #define R_INV_SELF    12   /* ... by a self-notice */
 #define R_INV_UNSAFE  13   /* ... by the check of an unsafe page */
@@ -140,10 +141,26 @@ inline popcount(m, out) {
 /*
  * Every put this process has in flight lands (cm_rma_flush_all). Forwarded
  * stores land only here, the latest moment the code allows: landing earlier
- * only makes newer data visible sooner.
+ * only makes newer data visible sooner. So do the puts of posted notices: the
+ * pending word, then (fenced) the slot; the owner may be waiting for it.
  */
 inline flush_all() {
     d_step {
+        xi = 0;
+        do
+        :: xi < NPROC * NPAGE ->
+            if
+            :: rput[xi] != 0 ->
+                ring[xi / NPAGE].pending[xi % NPAGE] = 1;
+                assert(ring[xi / NPAGE].slot[rput[xi] - 1] == 0);      /* no notice overwritten */
+                ring[xi / NPAGE].slot[rput[xi] - 1] = xi % NPAGE + 1;
+                REACHED(R_POSTED);
+                rput[xi] = 0
+            :: else -> skip
+            fi;
+            xi++
+        :: else -> break
+        od;
         xi = 0;
         do
         :: xi < NPAGE * NLOCK ->
@@ -161,18 +178,15 @@ inline flush_all() {
 }
 
 /*
- * cm_wn_post(target, page): reserve a slot of target's ring (or set its
- * overflow bit) and put the page there; the pending word suppresses
- * duplicates. The compare-and-swap loops on the control word are one atomic
- * step each: the step at which the last, successful one happens.
+ * cm_wn_post(target, page): read the pending word (a 1: a notice there is
+ * still to be visited, suppressed), else reserve a slot of target's ring (or
+ * set its overflow bit), put the pending word, then, fenced behind it, the
+ * page into the slot. The compare-and-swap loop on the control word is one
+ * atomic step: the step at which its last, successful swap happens. (The old
+ * pending rule is checked by ring.pml, where posters run concurrently.)
  */
 inline wn_post(t, pg) {
-#ifdef OLD_PENDING
-    /* Old: swap the pending word to 1 first; a 1 meant "done", even before the reservation. */
-    atomic { pv = ring[t].pending[pg]; ring[t].pending[pg] = 1 };
-#else
     pv = ring[t].pending[pg];                        /* get */
-#endif
     if
     :: pv -> REACHED(R_SUPPRESSED)                   /* suppressed */
     :: else ->
@@ -185,10 +199,8 @@ inline wn_post(t, pg) {
         };
         if
         :: reserved ->
-#ifndef OLD_PENDING
-            ring[t].pending[pg] = 1;                 /* put, fenced before the slot's */
-#endif
-            atomic { assert(ring[t].slot[widx] == 0); ring[t].slot[widx] = pg + 1; REACHED(R_POSTED) }
+            /* The pending word's put, then (fenced) the slot's: in flight until our flush. */
+            d_step { assert(rput[t * NPAGE + pg] == 0); rput[t * NPAGE + pg] = widx + 1 }
         :: else -> skip
         fi
     fi;
@@ -207,8 +219,7 @@ inline post_notices(pg) {
         ti++
     :: else -> break
     od;
-    ti = 0;
-    flush_all()
+    ti = 0
 }
 
 /* cm_cm_held: run while the entry is held. */
@@ -437,6 +448,12 @@ inline drain() {
         di = 0;
         do
         :: di < dn ->
+#ifdef WAIT_PROBES   /* a separate step: compiled only for its probe run */
+            if
+            :: ring[me].slot[(dh + di) % CAP] == 0 -> REACHED(R_WAIT_SLOT)
+            :: else -> skip
+            fi;
+#endif
             /* Reserved before we looked: wait for its put. */
             atomic { ring[me].slot[(dh + di) % CAP] != 0 ->
                      dp = ring[me].slot[(dh + di) % CAP] - 1; ring[me].slot[(dh + di) % CAP] = 0 };
@@ -451,10 +468,6 @@ inline drain() {
         };
         if
         :: dov ->
-#ifdef OLD_PENDING
-            /* Old: the dropped notices' pending words were set; clear them all. */
-            d_step { ap = 0; do :: ap < NPAGE -> ring[me].pending[ap] = 0; ap++ :: else -> break od; ap = 0 };
-#endif
             ap = 0;
             do
             :: ap < NPAGE -> why = 4; invalidate(ap); ap++
@@ -568,6 +581,7 @@ proctype P(byte me; byte ncs)
     byte e_sh, e_wr, e_fl, e_home, st_before, st_after, cnt, fx_notify, fx_oldhome, fx_version;
     bit was_unsafe, fx_self, fx_claim, busy, leaving_writer, pv, reserved, freed, dov;
     byte widx, ti, xi, dn, dh, di, dp, ap, rp, cv, cst, pred, val, why;
+    byte rput[NPROC * NPAGE];   /* a posted notice's puts in flight to ring t, page p: slot + 1 */
 
     do
     :: k < ncs ->
