@@ -237,6 +237,7 @@ static void cm_rma_delay_until(cm_rma_t *rma, uint64_t ready)
         return; /* no delay injected: do not even read the clock */
     }
     now = start = cm_time_ns();
+    cm_rma_poll_begin(rma);
     while (now < ready) {
         /* Keep serving peers while the injected latency elapses. */
         ucp_worker_progress(rma->worker);
