@@ -45,17 +45,14 @@ static unsigned char pattern(uint32_t seq, size_t i)
     return (unsigned char)(seq * 7u + i * 13u + 1u);
 }
 
-static void on_request(void *arg, int src, const void *data, size_t len)
+/* Checks a header + payload message (length and pattern, counted in `bad`); *sum of the payload. */
+static req_hdr_t check_message(const void *data, size_t len, uint64_t *sum)
 {
     req_hdr_t h;
-    reply_t r;
     const unsigned char *p = (const unsigned char *)data + sizeof(h);
 
-    (void)arg;
     memcpy(&h, data, sizeof(h));
-    r.seq = h.seq;
-    r.len = h.len;
-    r.sum = 0;
+    *sum = 0;
     if (len != sizeof(h) + h.len) {
         atomic_fetch_add(&bad, 1);
     }
@@ -64,8 +61,20 @@ static void on_request(void *arg, int src, const void *data, size_t len)
             atomic_fetch_add(&bad, 1);
             break;
         }
-        r.sum += p[i];
+        *sum += p[i];
     }
+    return h;
+}
+
+static void on_request(void *arg, int src, const void *data, size_t len)
+{
+    req_hdr_t h;
+    reply_t r;
+
+    (void)arg;
+    h     = check_message(data, len, &r.sum);
+    r.seq = h.seq;
+    r.len = h.len;
     atomic_fetch_add(&served, 1);
     if (cm_rma_am_post(rma, src, AM_REPLY, &r, sizeof(r)) != CM_OK) {
         atomic_fetch_add(&bad, 1);
@@ -88,21 +97,11 @@ static void on_reply(void *arg, int src, const void *data, size_t len)
 /* Rank 0: a message posted by a target's application thread. */
 static void on_note(void *arg, int src, const void *data, size_t len)
 {
-    req_hdr_t h;
-    const unsigned char *p = (const unsigned char *)data + sizeof(h);
+    uint64_t sum;
 
     (void)arg;
     (void)src;
-    memcpy(&h, data, sizeof(h));
-    if (len != sizeof(h) + h.len) {
-        atomic_fetch_add(&bad, 1);
-    }
-    for (size_t i = 0; i < h.len && sizeof(h) + i < len; i++) {
-        if (p[i] != pattern(h.seq, i)) {
-            atomic_fetch_add(&bad, 1);
-            break;
-        }
-    }
+    check_message(data, len, &sum);
     atomic_fetch_add(&notes, 1);
 }
 
