@@ -11,8 +11,9 @@
  * interleaving of them is explored.
  *
  * Modelled: directory entries in both forms (CM_DIR_CAS: one compare-and-swap
- * word with the BUSY flag; else the MCS form, an entry lock held across the
- * read-modify-write, abstracted to a mutex), the transition function
+ * word with the BUSY flag; else the MCS form, an MCS entry lock held across
+ * the read-modify-write, each process with one queue node for every entry as
+ * in directory/cm_dir.c), the transition function
  * (cm_dir_apply), write-notice rings with their control word, reserved slots,
  * pending-word suppression and overflow, delayed write notices with the
  * processed bit, self-notices, unsafe pages with the version word, first-touch
@@ -105,7 +106,10 @@ byte ghost[NPAGE * NLOCK];          /* the last value written under its lock */
 
 /* Directory entry per page, and its version word. */
 byte dsh[NPAGE], dwr[NPAGE], dfl[NPAGE], dhome[NPAGE], dver[NPAGE];
-byte elock[NPAGE];                  /* MCS form: entry lock holder + 1 */
+/* MCS form: entry lock tail (rank + 1) per page; one queue node per process for all entries. */
+byte etail[NPAGE];
+byte eq_next[NPROC];
+bit eq_locked[NPROC];
 
 /* Write-notice ring per process. */
 typedef ring_t { byte head; byte tail; bit ovf; byte slot[CAP]; bit pending[NPAGE] };
@@ -328,17 +332,29 @@ inline dir_update(pg, op) {
     :: else -> skip
     fi;
 #else
-    /* MCS form: the entry lock is held from the read to the write-back. */
-#ifdef WAIT_PROBES   /* a separate step: compiled only for its probe run */
+    /* MCS form: the entry lock is held from the read to the write-back. Queue node set up
+     * and fetch-and-store in one step: nobody can reach the node before the swap. */
+    atomic {
+        eq_next[me] = 0; eq_locked[me] = 1; pred = etail[pg]; etail[pg] = me + 1;
+        if   /* free: ours, and nobody else changes it (the get fenced behind the swap) */
+        :: pred == 0 -> e_sh = dsh[pg]; e_wr = dwr[pg]; e_fl = dfl[pg]; e_home = dhome[pg]
+        :: else -> skip
+        fi
+    };
     if
-    :: elock[pg] != 0 -> REACHED(R_WAIT_ENTRY)
+    :: pred != 0 ->
+        eq_next[pred - 1] = me + 1;                           /* put: link behind it */
+#ifdef WAIT_PROBES   /* a separate step: compiled only for its probe run */
+        if
+        :: eq_locked[me] != 0 -> REACHED(R_WAIT_ENTRY)
+        :: else -> skip
+        fi;
+#endif
+        /* The entry comes with the lock; only a holder changes it, so reading it in the
+         * same step loses no interleaving. */
+        atomic { eq_locked[me] == 0 -> e_sh = dsh[pg]; e_wr = dwr[pg]; e_fl = dfl[pg]; e_home = dhome[pg]; pred = 0 }
     :: else -> skip
     fi;
-#endif
-    atomic {
-        elock[pg] == 0 -> elock[pg] = me + 1;
-        e_sh = dsh[pg]; e_wr = dwr[pg]; e_fl = dfl[pg]; e_home = dhome[pg]
-    };
     leaving_writer = (op == OP_LEAVE && (e_wr & BIT(me)) != 0);
     dir_apply(pg, op);
     held(pg);
@@ -347,11 +363,21 @@ inline dir_update(pg, op) {
     :: op == OP_JOIN && (e_fl & F_UNSAFE) != 0 -> fx_version = dver[pg]
     :: else -> skip
     fi;
-    atomic {                                         /* write back (flushed), release the lock */
-        dsh[pg] = e_sh; dwr[pg] = e_wr; dfl[pg] = e_fl; dhome[pg] = e_home;
-        elock[pg] = 0
+    d_step { dsh[pg] = e_sh; dwr[pg] = e_wr; dfl[pg] = e_fl; dhome[pg] = e_home; leaving_writer = 0 };
+    /* cm_mcs_release with the entry's queue. Reading next and the compare-and-swap in one
+     * step: a swap between them is the case of a successor that swapped before the read
+     * and has not linked yet, which stays. */
+    atomic {
+        if
+        :: eq_next[me] == 0 && etail[pg] == me + 1 -> etail[pg] = 0
+        :: else -> handoff = 1
+        fi
     };
-    leaving_writer = 0;
+    if
+    :: handoff ->    /* wait for the successor's link, then hand the entry and the lock on */
+        atomic { eq_next[me] != 0 -> eq_locked[eq_next[me] - 1] = 0; handoff = 0; REACHED(R_HANDOFF) }
+    :: else -> skip
+    fi
 #endif
 #ifdef OLD_ORDER
     /* Old: the notices went out after the entry was released. */
@@ -579,7 +605,7 @@ proctype P(byte me; byte ncs)
     pte_t pt;
     byte L, pg, k;
     byte e_sh, e_wr, e_fl, e_home, st_before, st_after, cnt, fx_notify, fx_oldhome, fx_version;
-    bit was_unsafe, fx_self, fx_claim, busy, leaving_writer, pv, reserved, freed, dov;
+    bit was_unsafe, fx_self, fx_claim, busy, leaving_writer, pv, reserved, freed, dov, handoff;
     byte widx, ti, xi, dn, dh, di, dp, ap, rp, cv, cst, pred, val, why;
     byte rput[NPROC * NPAGE];   /* a posted notice's puts in flight to ring t, page p: slot + 1 */
 

@@ -4,7 +4,7 @@
 #   - the old orderings produce counterexamples (tests that expect failure);
 #   - every reachability probe is reached (the search covers the paths it claims).
 # `make check` runs the default set (a few minutes: the two big searches run
-# in parallel, ~3 GB of memory); --full adds the other two configurations.
+# in parallel, ~10 GB of memory); --full adds the other two configurations.
 #
 #   tests/model/run.sh [--full] [--keep DIR]
 set -u
