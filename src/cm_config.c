@@ -246,21 +246,32 @@ static cm_status_t cm_config_parse_bool(const char *name, const char *str, bool 
     return CM_ERR_INVALID;
 }
 
+/* The index-th keyword of a "a|b|c" list, its length in *n; NULL past the end. */
+static const char *cm_config_keyword_at(const char *values, int index, size_t *n)
+{
+    const char *p = values;
+
+    for (; index > 0 && p != NULL; index--) {
+        p = strchr(p, '|');
+        p = (p != NULL) ? p + 1 : NULL;
+    }
+    if (p == NULL || *p == '\0') {
+        return NULL;
+    }
+    *n = strcspn(p, "|");
+    return p;
+}
+
 /* Index of str in a "a|b|c" list (case-insensitive), or -1. */
 static int cm_config_keyword(const char *values, const char *str)
 {
-    const char *p = values;
-    int index = 0;
-    size_t len = strlen(str);
+    size_t n, len = strlen(str);
+    const char *p;
 
-    while (*p != '\0') {
-        const char *bar = strchr(p, '|');
-        size_t n = (bar != NULL) ? (size_t)(bar - p) : strlen(p);
+    for (int i = 0; (p = cm_config_keyword_at(values, i, &n)) != NULL; i++) {
         if (n == len && strncasecmp(p, str, n) == 0) {
-            return index;
+            return i;
         }
-        index++;
-        p += n + (bar != NULL);
     }
     return -1;
 }
@@ -287,26 +298,26 @@ static cm_status_t cm_config_parse_output(const char *name, const char *values, 
                                           char **out, char *err, size_t errlen)
 {
     int index = cm_config_keyword(values, str);
-    const char *best = NULL;
-    size_t best_d = (size_t)-1;
+    const char *best = NULL, *p;
+    size_t best_d = (size_t)-1, best_n = 0, n;
     char *copy;
 
     if (index < 0 && *str != '\0' && strpbrk(str, "/.") == NULL) {
-        for (const char *p = values; *p != '\0';) {
-            const char *bar = strchr(p, '|');
-            size_t n = (bar != NULL) ? (size_t)(bar - p) : strlen(p);
+        for (int i = 0; (p = cm_config_keyword_at(values, i, &n)) != NULL; i++) {
             char word[64];
+            size_t d;
             snprintf(word, sizeof(word), "%.*s", (int)n, p);
-            if (cm_config_distance(str, word) < best_d) {
-                best_d = cm_config_distance(str, word);
+            d = cm_config_distance(str, word);
+            if (d < best_d) {
+                best_d = d;
                 best   = p;
+                best_n = n;
             }
-            p += n + (bar != NULL);
         }
         if (best != NULL && best_d <= strlen(str) / 3 + 1) {
             cm_config_err(err, errlen, "%s='%s' is neither %s nor a file path: did you mean %.*s? "
-                          "(a file of that name here: ./%s)", name, str, values,
-                          (int)strcspn(best, "|"), best, str);
+                          "(a file of that name here: ./%s)", name, str, values, (int)best_n, best,
+                          str);
         } else {
             cm_config_err(err, errlen, "%s='%s' is neither %s nor a file path (a path has a / or "
                           "a ., e.g. ./%s)", name, str, values, str);
@@ -314,11 +325,8 @@ static cm_status_t cm_config_parse_output(const char *name, const char *values, 
         return CM_ERR_INVALID;
     }
     if (index >= 0) { /* the keyword as the table spells it */
-        const char *p = values;
-        for (int i = 0; i < index; i++) {
-            p = strchr(p, '|') + 1;
-        }
-        copy = strndup(p, strcspn(p, "|"));
+        p    = cm_config_keyword_at(values, index, &n);
+        copy = strndup(p, n);
     } else {
         copy = strdup(str);
     }
@@ -437,7 +445,6 @@ cm_status_t cm_config_load(cm_config_t *cfg, char *const *envp, char *err, size_
         void *dst = (char *)cfg + e->offset;
 
         cfg->raw[i] = value;
-
         status = cm_config_parse(e, (value != NULL) ? value : e->defval, dst, err, errlen);
         if (status != CM_OK) {
             cm_config_release(cfg);
@@ -566,17 +573,12 @@ void cm_config_format(const cm_config_entry_t *e, const void *src, char *buf, si
         snprintf(buf, len, "%s", *(const bool *)src ? "yes" : "no");
         break;
     case CM_CFG_ENUM: {
-        const char *p = e->values;
-        for (int i = *(const int *)src; i > 0 && p != NULL; i--) {
-            p = strchr(p, '|');
-            p = (p != NULL) ? p + 1 : NULL;
-        }
+        size_t n;
+        const char *p = cm_config_keyword_at(e->values, *(const int *)src, &n);
         if (p == NULL) {
             snprintf(buf, len, "?");
         } else {
-            const char *bar = strchr(p, '|');
-            int n = (bar != NULL) ? (int)(bar - p) : (int)strlen(p);
-            snprintf(buf, len, "%.*s", n, p);
+            snprintf(buf, len, "%.*s", (int)n, p);
         }
         break;
     }
