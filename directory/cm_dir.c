@@ -180,7 +180,7 @@ static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
 /* ---- CAS form ------------------------------------------------------------ */
 
 static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
-                                     cm_dir_held_fn_t held  , void *arg, cm_dir_entry_t *after,
+                                     cm_dir_held_fn_t held, void *arg, cm_dir_entry_t *after,
                                      cm_dir_effects_t *fx)
 {
     int home = cm_dir_home_of(dir, page);

@@ -219,10 +219,8 @@ static cm_status_t cm_cm_held(uint64_t p, const cm_dir_effects_t *fx, void *arg)
         CM_CHECK(cm_rma_get(cm_cm.rma, (int)fx->old_home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
         cm_cm.st.pages_fetched++;
     }
-    if (fx->notify != 0) {
-        for (uint64_t mask = fx->notify; mask != 0; mask &= mask - 1) {
-            CM_CHECK(cm_wn_post(&cm_cm.wn, __builtin_ctzll(mask), p));
-        }
+    for (uint64_t mask = fx->notify; mask != 0; mask &= mask - 1) {
+        CM_CHECK(cm_wn_post(&cm_cm.wn, __builtin_ctzll(mask), p));
     }
     return CM_OK;
 }
