@@ -174,9 +174,7 @@ int main(int argc, char **argv)
         }
         wait_count(&replies, total);
         MP_CHECK(atomic_load(&bad) == 0, "%u bad messages", atomic_load(&bad));
-        for (int pe = 1; pe < np; pe++) {
-            mp_fifo_release(fifo, pe);
-        }
+        mp_fifo_release(fifo, np);
         printf("mp_am: %u requests (8 B to 70 KB) to each of %d targets blocked in read(), "
                "and 1 to itself, all answered from handlers\n", count, np - 1);
     } else {
@@ -191,14 +189,10 @@ int main(int argc, char **argv)
     MP_OK(cm_rma_barrier(rma));
 
     if (me == 0) {
-        for (int pe = 1; pe < np; pe++) {
-            mp_fifo_release(go, pe);
-        }
+        mp_fifo_release(go, np);
         wait_count(&notes, count * (unsigned)(np - 1));
         MP_CHECK(atomic_load(&bad) == 0, "%u bad messages", atomic_load(&bad));
-        for (int pe = 1; pe < np; pe++) {
-            mp_fifo_release(done, pe);
-        }
+        mp_fifo_release(done, np);
         printf("mp_am: %u messages posted by the application thread of each of %d targets, "
                "all arrived\n", count, np - 1);
     } else {

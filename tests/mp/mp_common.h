@@ -52,15 +52,17 @@ static inline void mp_fifo_make(const char *base, int np)
     }
 }
 
-/* Rank 0: lets pe out of mp_fifo_block. */
-static inline void mp_fifo_release(const char *base, int pe)
+/* Rank 0: lets every other rank out of mp_fifo_block, in rank order. */
+static inline void mp_fifo_release(const char *base, int np)
 {
     char path[256];
-    mp_fifo_name(path, sizeof(path), base, pe);
-    int fd = open(path, O_WRONLY);
-    MP_CHECK(fd >= 0, "open %s for writing: %s", path, strerror(errno));
-    MP_CHECK(write(fd, "x", 1) == 1, "write to fifo");
-    close(fd);
+    for (int pe = 1; pe < np; pe++) {
+        mp_fifo_name(path, sizeof(path), base, pe);
+        int fd = open(path, O_WRONLY);
+        MP_CHECK(fd >= 0, "open %s for writing: %s", path, strerror(errno));
+        MP_CHECK(write(fd, "x", 1) == 1, "write to fifo");
+        close(fd);
+    }
 }
 
 /* Any other rank: blocks until rank 0 releases it. */

@@ -76,9 +76,7 @@ static void phase_blocked(const char *fifo)
             work_on(pe, tag);
         }
         /* Only now release each target from its blocking open()/read(). */
-        for (int pe = 1; pe < np; pe++) {
-            mp_fifo_release(fifo, pe);
-        }
+        mp_fifo_release(fifo, np);
         printf("mp_progress: blocked: %d targets served while blocked in read()\n", np - 1);
     } else {
         mp_fifo_block(fifo, me);
