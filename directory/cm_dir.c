@@ -135,7 +135,7 @@ static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
     }
     if (pred != 0) {
         /* Held: queue up; the predecessor hands us the entry with the lock. */
-        status = cm_rma_put(dir->rma, (int)pred - 1, (void *)&q->q.next, &me, sizeof(me));
+        status = cm_rma_put_u64_nbi(dir->rma, (int)pred - 1, (uint64_t *)&q->q.next, me);
         if (status == CM_OK) {
             status = cm_rma_flush(dir->rma, (int)pred - 1);
         }

@@ -17,7 +17,7 @@ cm_status_t cm_barrier_wait(cm_barrier_t *b)
 
     for (int k = 0, dist = 1; dist < n && k < CM_META_BARRIER_ROUNDS; k++, dist <<= 1) {
         int to = (me + dist) % n;
-        status = cm_rma_put(b->rma, to, &b->flags[k], &epoch, sizeof(epoch));
+        status = cm_rma_put_u64_nbi(b->rma, to, &b->flags[k], epoch);
         if (status == CM_OK) {
             status = cm_rma_flush(b->rma, to);
         }

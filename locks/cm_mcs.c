@@ -17,7 +17,7 @@ cm_status_t cm_mcs_acquire(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode
     }
     if (pred != 0) {
         /* Link behind the predecessor (its node for this lock is at the same address). */
-        status = cm_rma_put(rma, (int)pred - 1, (void *)&qnode->next, &me, sizeof(me));
+        status = cm_rma_put_u64_nbi(rma, (int)pred - 1, (uint64_t *)&qnode->next, me);
         if (status == CM_OK) {
             status = cm_rma_flush(rma, (int)pred - 1);
         }
@@ -36,7 +36,7 @@ cm_status_t cm_mcs_release(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode
                            cm_status_t (*before_handoff)(int succ, void *arg), void *arg,
                            uint64_t *succ_out)
 {
-    uint64_t me = (uint64_t)cm_rma_rank(rma) + 1, old, zero = 0, succ;
+    uint64_t me = (uint64_t)cm_rma_rank(rma) + 1, old, succ;
     cm_status_t status;
 
     succ = __atomic_load_n(&qnode->next, __ATOMIC_ACQUIRE);
@@ -61,7 +61,7 @@ cm_status_t cm_mcs_release(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode
             return status;
         }
     }
-    status = cm_rma_put(rma, (int)succ - 1, (void *)&qnode->locked, &zero, sizeof(zero));
+    status = cm_rma_put_u64_nbi(rma, (int)succ - 1, (uint64_t *)&qnode->locked, 0);
     if (status == CM_OK) {
         status = cm_rma_flush(rma, (int)succ - 1);
     }

@@ -108,7 +108,13 @@ void cm_rma_describe_peer(cm_rma_t *rma, int pe, char *buf, size_t len);
 
 cm_status_t cm_rma_put(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len);
 cm_status_t cm_rma_put_nbi(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len);
-/* Puts one word; the value is kept by this layer until the next flush. */
+/*
+ * Puts one aligned word as a single 8-byte write: a peer polling it sees the
+ * old value, then this one, never a second landing of it after it has reset
+ * the word (cm_rma_put lands each byte once only on directly mapped memory;
+ * through UCX the target copies with memcpy). Complete at the next flush.
+ * Every word a peer waits on is written this way.
+ */
 cm_status_t cm_rma_put_u64_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value);
 cm_status_t cm_rma_get(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len);
 cm_status_t cm_rma_get_nbi(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len);

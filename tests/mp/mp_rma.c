@@ -2,13 +2,17 @@
  * One-sided layer, all ranks against all ranks (self included): put/get of
  * many sizes, non-blocking puts/gets with flush, atomics under contention, a
  * compare-and-swap mutex, a token ring through cm_rma_wait_u64, the direct
- * mapping capability and the progress thread state.
+ * mapping capability and the progress thread state, and that a put into
+ * directly mapped memory stores each word once.
  *
  *   mp_rma [--expect-mapped yes|no] [--expect-thread yes|no] [--iters K]
  */
 #include "mp_common.h"
 
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
 #include <sched.h>
+#include <sys/syscall.h>
 
 /* Layout of the shared region used here (bytes from its base). */
 #define SLOT_SIZE   (1u << 20)            /* one slot per source rank */
@@ -20,6 +24,7 @@
 #define W_SWAP      3
 #define W_TOKEN     4
 #define W_SWAP_OLDS 64                    /* rank 0 gathers every rank's swap result here */
+#define W_ONCE      4096                  /* one word per writer rank, at every rank */
 
 static cm_rma_t *rma;
 static int me, np;
@@ -239,6 +244,109 @@ static void test_ring(int laps)
     barrier();
 }
 
+/* A debug register counting this thread's stores to the len (1 or 8) bytes at addr; -errno if none. */
+static int store_counter(const void *addr, int len)
+{
+    struct perf_event_attr a;
+    int fd;
+
+    memset(&a, 0, sizeof(a));
+    a.type           = PERF_TYPE_BREAKPOINT;
+    a.size           = sizeof(a);
+    a.bp_type        = HW_BREAKPOINT_W;
+    a.bp_addr        = (uintptr_t)addr;
+    a.bp_len         = (len == 1) ? HW_BREAKPOINT_LEN_1 : HW_BREAKPOINT_LEN_8;
+    a.exclude_kernel = 1;
+    a.exclude_hv     = 1;
+    fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+    return (fd < 0) ? -errno : fd;
+}
+
+static uint64_t store_count(int fd)
+{
+    uint64_t n = 0;
+
+    MP_CHECK(read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n), "reading a store counter: %s",
+             strerror(errno));
+    close(fd);
+    return n;
+}
+
+/*
+ * A put lands in directly mapped memory as a NIC would write it: each word by
+ * one store. Peers poll words (queue links, lock hand-offs, ring slots) and
+ * reset them; glibc's memcpy stores 8 to 15 bytes twice, and the second store
+ * wrote an old queue link back into a node its owner had reset (two lock
+ * holders, or a cycle). Counted with debug registers on this process's
+ * mapping of each peer's words; only this rank writes them.
+ */
+static void test_stores_once(void)
+{
+    int checked = 0, err = 0;
+
+    for (int pe = 0; pe < np; pe++) {
+        uint64_t *word = meta_word(W_ONCE + me), v[3] = {0x1111u + (uint64_t)me, 0x2222u, 0x3333u};
+        char *dst = slot(me) + 64; /* 8-byte aligned: words at +0, +8, +16 */
+        char *mw = cm_rma_ptr(rma, pe, word), *md = cm_rma_ptr(rma, pe, dst);
+        int fd[4];
+
+        if (mw == NULL || md == NULL) {
+            continue; /* reached through UCX: its target copies, not us */
+        }
+        fd[0] = store_counter(mw, 8);
+        if (fd[0] < 0) {
+            err = -fd[0];
+            break;
+        }
+        for (int k = 0; k < 3; k++) {
+            fd[k + 1] = store_counter(md + 8 * k, 8);
+            MP_CHECK(fd[k + 1] >= 0, "a second debug register: %s", strerror(-fd[k + 1]));
+        }
+        MP_OK(cm_rma_put_u64_nbi(rma, pe, word, v[0]));
+        MP_OK(cm_rma_put(rma, pe, dst, v, sizeof(v)));             /* 3 words */
+        MP_OK(cm_rma_put(rma, pe, dst + 8, &v[2], sizeof(v[2]))); /* 1 word */
+        MP_OK(cm_rma_flush(rma, pe));
+        MP_CHECK(store_count(fd[0]) == 1, "a word put to rank %d stored its word more than once", pe);
+        MP_CHECK(store_count(fd[1]) == 1, "a 24-byte put to rank %d: word 0 stored twice", pe);
+        MP_CHECK(store_count(fd[2]) == 2, "puts to rank %d: word 1 stored other than twice "
+                 "(once by a 24-byte put, once by an 8-byte one)", pe);
+        MP_CHECK(store_count(fd[3]) == 1, "a 24-byte put to rank %d: word 2 stored twice", pe);
+        MP_CHECK(*(volatile uint64_t *)(void *)mw == v[0] &&
+                 ((volatile uint64_t *)(void *)md)[1] == v[2], "puts to rank %d: wrong values", pe);
+        /* A bulk put (another copy loop, which may store byte by byte): its first, a middle and
+         * its last byte. */
+        {
+            static uint64_t big[512];
+            char *bd = slot(me) + 4096, *mb = cm_rma_ptr(rma, pe, bd);
+            const int at[3] = {0, 2051, 4095};
+            for (int k = 0; k < 512; k++) {
+                big[k] = (uint64_t)k * 7 + (uint64_t)me;
+            }
+            for (int k = 0; k < 3; k++) {
+                fd[k] = store_counter(mb + at[k], 1);
+                MP_CHECK(fd[k] >= 0, "a debug register: %s", strerror(-fd[k]));
+            }
+            MP_OK(cm_rma_put(rma, pe, bd, big, sizeof(big)));
+            MP_OK(cm_rma_flush(rma, pe));
+            for (int k = 0; k < 3; k++) {
+                uint64_t n = store_count(fd[k]);
+                MP_CHECK(n == 1, "a 4 KiB put to rank %d stored byte %d %" PRIu64 " times", pe,
+                         at[k], n);
+                MP_CHECK(((volatile char *)mb)[at[k]] == ((char *)big)[at[k]],
+                         "a 4 KiB put to rank %d: byte %d wrong", pe, at[k]);
+            }
+        }
+        checked++;
+    }
+    if (err != 0) {
+        printf("mp_rma: rank %d: store counts not checked: no debug register (perf_event_open: %s)\n",
+               me, strerror(err));
+    } else if (me == 0) {
+        printf("mp_rma: rank 0: each word put stored once into %d directly mapped ranks\n", checked);
+    }
+    barrier();
+}
+
 /* Direct mapping: where offered, a plain store through the pointer must be what a get returns. */
 static void test_mapping(int expect_mapped, int expect_thread)
 {
@@ -314,6 +422,7 @@ int main(int argc, char **argv)
     test_swap();
     test_ring(iters / 10 + 1);
     test_mapping(expect_mapped, expect_thread);
+    test_stores_once();
 
     if (me == 0) {
         printf("mp_rma: %d ranks OK (mapped=%d, progress thread=%d)\n", np,
