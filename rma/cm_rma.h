@@ -129,7 +129,11 @@ cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value
 /* Fetch-and-swap whose old value lands in *old at the next flush (*old must stay valid). */
 cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old);
 
-/* Operations issued after this to a rank take effect there after those issued before. */
+/*
+ * Operations issued after this to a rank take effect there after those issued
+ * before, whichever path each takes: the first copy to or from directly mapped
+ * memory after a fence waits for the UCX operations issued before it.
+ */
 cm_status_t cm_rma_fence(cm_rma_t *rma);
 
 cm_status_t cm_rma_flush(cm_rma_t *rma, int pe);

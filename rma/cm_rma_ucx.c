@@ -78,6 +78,7 @@ struct cm_rma {
         void                *arg;
     } am[CM_RMA_AM_MAX_ID];
     bool               direct_pending; /* copies into directly mapped memory since the last flush */
+    bool               fence_pending;  /* UCX operations issued before a fence: complete them before a copy */
     bool               ucx_pending;    /* UCX operations that may be incomplete since the last flush_all */
     unsigned           stash_used;
     uint64_t           stash[CM_RMA_STASH];
@@ -496,7 +497,6 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
             goto err_eps;
         }
     }
-
     if (rma->progress_mode == CM_PROGRESS_ON && rma->nprocs > 1) {
         status = cm_rma_thread_start(rma);
         if (status != CM_OK) {
@@ -837,6 +837,36 @@ cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, cm_rma_seg_kin
         }
         rma->shm_known = true;
     }
+    if (kind == CM_RMA_SEG_ATOMIC) {
+        /*
+         * Each kind of atomic once to every rank now, while all of them
+         * progress here: UCX holds the first atomic to a peer until that peer
+         * progresses (150 ms against a peer that computed outside the library,
+         * tests/mp/mp_rma.c). On the fresh, zeroed segment they change nothing.
+         */
+        static const ucp_atomic_op_t ops[] = {UCP_ATOMIC_OP_SWAP, UCP_ATOMIC_OP_CSWAP,
+                                              UCP_ATOMIC_OP_ADD};
+        for (int pe = 0; pe < rma->nprocs; pe++) {
+            for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+                ucp_request_param_t param = {0};
+                uint64_t zero = 0, old = 0;
+
+                param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+                param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
+                param.reply_buffer = &old;
+                status = cm_rma_req_wait(rma, ucp_atomic_op_nbx(rma->eps[pe], ops[k], &zero, 1,
+                                                                (uint64_t)seg->base, seg->rkeys[pe],
+                                                                &param), "first atomic", pe);
+                if (status != CM_OK) {
+                    goto err_free;
+                }
+            }
+        }
+        status = cm_rma_boot_sync(rma, false);
+        if (status != CM_OK) {
+            goto err_free;
+        }
+    }
 
     rma->segs[rma->nsegs++] = seg;
     cm_debug("%s: %zu bytes at %p (%s)", name, len, addr,
@@ -985,6 +1015,28 @@ ucp_rkey_h cm_rma_ucp_rkey(cm_rma_t *rma, int pe, const void *addr)
 /* ---- data movement ------------------------------------------------------ */
 
 /*
+ * A copy to or from directly mapped memory happens when it is issued; an
+ * operation that went through UCX may still be queued there (UCX defers, e.g.,
+ * the first operation on an endpoint until its wire-up completes). A fence
+ * orders them: the first copy after it waits for what UCX had before it. A
+ * directory get fenced behind the entry lock's swap once read the entry before
+ * the swap had taken the lock, and the update of the holder was lost.
+ */
+static cm_status_t cm_rma_fence_complete(cm_rma_t *rma)
+{
+    ucp_request_param_t param = {0};
+    cm_status_t status;
+
+    rma->fence_pending = false;
+    status = cm_rma_req_wait(rma, ucp_worker_flush_nbx(rma->worker, &param), "fence", -1);
+    if (status == CM_OK) {
+        rma->ucx_pending = false;
+        rma->stash_used  = 0;
+    }
+    return status;
+}
+
+/*
  * A put into a peer's directly mapped memory, written the way a NIC writes it:
  * every byte once, each aligned word by one 8-byte store, in ascending order.
  * memcpy may store a byte twice (glibc copies 8 to 15 bytes with two
@@ -1038,6 +1090,9 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
     }
     ready = cm_rma_delay_begin(rma, pe, len);
     if (seg->rbase[pe] != NULL) {
+        if (rma->fence_pending && (status = cm_rma_fence_complete(rma)) != CM_OK) {
+            return status;
+        }
         /*
          * Directly mapped node-local memory (our memfd mapping, or UCX's rkey_ptr
          * of an atomic segment): the copy is the transfer. Newer UCX serves
@@ -1121,6 +1176,9 @@ cm_status_t cm_rma_put_u64_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t v
     rma->stats.puts++;
     rma->stats.bytes_put += sizeof(uint64_t);
     if (seg->rbase[pe] != NULL) {
+        if (rma->fence_pending && (status = cm_rma_fence_complete(rma)) != CM_OK) {
+            return status;
+        }
         __atomic_store_n((uint64_t *)(void *)(seg->rbase[pe] + ((uintptr_t)addr - seg->base)),
                          value, __ATOMIC_RELAXED);
         rma->direct_pending = true;
@@ -1249,6 +1307,8 @@ cm_status_t cm_rma_fence(cm_rma_t *rma)
     ucs_status_t st;
 
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    /* Copies issued before are done; UCX operations issued before are not, necessarily. */
+    rma->fence_pending = rma->ucx_pending;
     st = ucp_worker_fence(rma->worker);
     if (st != UCS_OK) {
         cm_error("fence failed: %s", ucs_status_string(st));
@@ -1331,8 +1391,9 @@ cm_status_t cm_rma_flush_all(cm_rma_t *rma)
         status = CM_OK;
     }
     if (status == CM_OK) {
-        rma->ucx_pending = false;
-        rma->stash_used  = 0; /* every operand has been read */
+        rma->ucx_pending   = false;
+        rma->fence_pending = false;
+        rma->stash_used    = 0; /* every operand has been read */
     }
     if (rma->pending_all_ns != 0) {
         cm_rma_delay_until(rma, rma->pending_all_ns);

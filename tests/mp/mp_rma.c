@@ -2,12 +2,15 @@
  * One-sided layer, all ranks against all ranks (self included): put/get of
  * many sizes, non-blocking puts/gets with flush, atomics under contention, a
  * compare-and-swap mutex, a token ring through cm_rma_wait_u64, the direct
- * mapping capability and the progress thread state, and that a put into
- * directly mapped memory stores each word once.
+ * mapping capability and the progress thread state; that a put into
+ * directly mapped memory stores each word once, and that a fence orders a
+ * copy to mapped memory behind an atomic UCX has not carried out yet.
  *
  *   mp_rma [--expect-mapped yes|no] [--expect-thread yes|no] [--iters K]
  */
 #include "mp_common.h"
+
+#include "src/cm_time.h"
 
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
@@ -25,6 +28,7 @@
 #define W_TOKEN     4
 #define W_SWAP_OLDS 64                    /* rank 0 gathers every rank's swap result here */
 #define W_ONCE      4096                  /* one word per writer rank, at every rank */
+#define W_FENCE     4200                  /* one word per writer rank, at every rank */
 
 static cm_rma_t *rma;
 static int me, np;
@@ -49,6 +53,44 @@ static uint64_t *meta_word(int i)
 static void barrier(void)
 {
     MP_OK(cm_rma_barrier(rma));
+}
+
+/*
+ * A fence orders a copy to or from directly mapped memory behind the UCX
+ * operations issued before it, even one UCX has not carried out yet. Each
+ * rank in turn swaps a word at every peer, fences and reads the word back
+ * with a get, while the peers sleep without progressing: an atomic that UCX
+ * emulates with messages (UCX_ATOMIC_MODE=device on shared memory, as on some
+ * networks) is then still waiting for its target. The get must see the swap.
+ */
+static void test_fence_order(void)
+{
+    for (int turn = 0; turn < np; turn++) {
+        if (turn != me) {
+            usleep(150000); /* no progress: the turn's atomics wait for us */
+            barrier();
+            continue;
+        }
+        unsigned waited = 0;
+        for (int pe = 0; pe < np; pe++) {
+            uint64_t *w = meta_word(W_FENCE + me), old = 99, seen = 0, start = cm_time_ns();
+            if (pe == me) {
+                continue;
+            }
+            MP_OK(cm_rma_swap_nbi(rma, pe, w, 1000u + (uint64_t)me, &old));
+            MP_OK(cm_rma_fence(rma));
+            MP_OK(cm_rma_get_nbi(rma, pe, &seen, w, sizeof(seen)));
+            MP_OK(cm_rma_flush(rma, pe));
+            MP_CHECK(old == 0 && seen == 1000u + (uint64_t)me, "swap at rank %d, fence, get: "
+                     "the get read %" PRIu64 " (the swap returned %" PRIu64 ")", pe, seen, old);
+            waited += (cm_time_ns() - start > 50000000u);
+        }
+        if (me == 0) {
+            printf("mp_rma: swap, fence, get in order at every peer (%u of %d waited for the "
+                   "sleeping peer)\n", waited, np - 1);
+        }
+        barrier();
+    }
 }
 
 /* Every rank fills its own slot; every rank reads every rank's slot back with gets. */
@@ -415,6 +457,7 @@ int main(int argc, char **argv)
     np  = cm_nprocs();
     MP_CHECK(cm_rt.shared_size >= (size_t)np * SLOT_SIZE, "CM_SHARED_SIZE too small for %d ranks", np);
 
+    test_fence_order();
     test_get();
     test_put();
     test_fadd(iters);

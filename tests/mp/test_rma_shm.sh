@@ -8,6 +8,16 @@ for np in 2 4; do
     expect_ok "$CMRUN" -n $np "$MP/mp_rma" --expect-mapped yes --expect-thread no
     expect_out "mp_rma: $np ranks OK"
 done
+note "atomics UCX emulates with messages (UCX_ATOMIC_MODE=device): a fence orders a direct get"
+note "behind a swap still waiting for its sleeping target"
+expect_ok env UCX_ATOMIC_MODE=device "$CMRUN" -n 4 "$MP/mp_rma" --expect-mapped yes
+expect_out "mp_rma: swap, fence, get in order at every peer \([1-9][0-9]* of 3 waited"
+note "the protocol with every atomic emulated, both directory forms"
+for dir in mcs cas; do
+    expect_ok env UCX_ATOMIC_MODE=device CM_DIRECTORY=$dir "$CMRUN" -n 4 "$MP/mp_litmus" all \
+        --iters 20
+    expect_out "^litmus all: OK$"
+done
 note "progress thread forced on over shared memory still works"
 expect_ok env CM_PROGRESS_THREAD=on "$CMRUN" -n 4 "$MP/mp_rma" --expect-mapped yes --expect-thread yes
 note "progress thread off (single-threaded UCX worker)"
