@@ -8,7 +8,12 @@
  * written under L (the ghost), writes value + 1 and releases L: the
  * release-consistency guarantee that the litmus test `wordlocks` checks. Every protocol step that is one remote operation in the
  * code (a get, a put that lands, an atomic) is one atomic step here, so every
- * interleaving of them is explored.
+ * interleaving of them is explored. That rests on two guarantees of the
+ * one-sided layer (rma/cm_rma.h, checked by tests/mp/mp_rma.c): a put lands
+ * once, as one write of each word, and a get fenced behind an atomic reads
+ * after the atomic took effect. The implementation once broke each (memcpy
+ * storing an MCS link twice; UCX holding a swap that a direct get overtook),
+ * which no search of this model could show: README, "The rare MCS-form hang".
  *
  * Modelled: directory entries in both forms (CM_DIR_CAS: one compare-and-swap
  * word with the BUSY flag; else the MCS form, an MCS entry lock held across
