@@ -837,36 +837,6 @@ cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, cm_rma_seg_kin
         }
         rma->shm_known = true;
     }
-    if (kind == CM_RMA_SEG_ATOMIC) {
-        /*
-         * Each kind of atomic once to every rank now, while all of them
-         * progress here: UCX holds the first atomic to a peer until that peer
-         * progresses (150 ms against a peer that computed outside the library,
-         * tests/mp/mp_rma.c). On the fresh, zeroed segment they change nothing.
-         */
-        static const ucp_atomic_op_t ops[] = {UCP_ATOMIC_OP_SWAP, UCP_ATOMIC_OP_CSWAP,
-                                              UCP_ATOMIC_OP_ADD};
-        for (int pe = 0; pe < rma->nprocs; pe++) {
-            for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
-                ucp_request_param_t param = {0};
-                uint64_t zero = 0, old = 0;
-
-                param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
-                param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
-                param.reply_buffer = &old;
-                status = cm_rma_req_wait(rma, ucp_atomic_op_nbx(rma->eps[pe], ops[k], &zero, 1,
-                                                                (uint64_t)seg->base, seg->rkeys[pe],
-                                                                &param), "first atomic", pe);
-                if (status != CM_OK) {
-                    goto err_free;
-                }
-            }
-        }
-        status = cm_rma_boot_sync(rma, false);
-        if (status != CM_OK) {
-            goto err_free;
-        }
-    }
 
     rma->segs[rma->nsegs++] = seg;
     cm_debug("%s: %zu bytes at %p (%s)", name, len, addr,
@@ -1016,8 +986,8 @@ ucp_rkey_h cm_rma_ucp_rkey(cm_rma_t *rma, int pe, const void *addr)
 
 /*
  * A copy to or from directly mapped memory happens when it is issued; an
- * operation that went through UCX may still be queued there (UCX defers, e.g.,
- * the first operation on an endpoint until its wire-up completes). A fence
+ * operation that went through UCX may still be held there (UCX holds, e.g., an
+ * early atomic between two processes until the target progresses). A fence
  * orders them: the first copy after it waits for what UCX had before it. A
  * directory get fenced behind the entry lock's swap once read the entry before
  * the swap had taken the lock, and the update of the holder was lost.
