@@ -21,7 +21,8 @@ usage() {
 usage: stress.sh [options]
 
   --rounds N        runs of every combination (default 1)
-  --cases LIST      litmus cases (default: $ALL_CASES)
+  --cases LIST      litmus cases (default: $ALL_CASES;
+                    all: every case in one run)
   --settings LIST   VARIANT/DIRECTORY for Cashmere, or treadmarks
                     (default: $ALL_SETTINGS)
   --transports LIST shm, tcp (default: shm tcp)
@@ -111,7 +112,7 @@ isnum --seed "$dseed"
 
 # mp_litmus runs any unknown name as nothing and says OK: only known cases count.
 for c in $cases; do
-    [[ " $ALL_CASES " == *" $c "* ]] || die "unknown litmus case '$c' (known: $ALL_CASES)"
+    [[ " $ALL_CASES all " == *" $c "* ]] || die "unknown litmus case '$c' (known: $ALL_CASES all)"
 done
 for t in $transports; do
     case "$t" in shm|tcp) ;; *) die "unknown transport '$t' (shm, tcp)" ;; esac
