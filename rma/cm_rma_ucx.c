@@ -497,6 +497,7 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
             goto err_eps;
         }
     }
+
     if (rma->progress_mode == CM_PROGRESS_ON && rma->nprocs > 1) {
         status = cm_rma_thread_start(rma);
         if (status != CM_OK) {
@@ -985,23 +986,24 @@ ucp_rkey_h cm_rma_ucp_rkey(cm_rma_t *rma, int pe, const void *addr)
 /* ---- data movement ------------------------------------------------------ */
 
 /*
- * A copy to or from directly mapped memory happens when it is issued; an
- * operation that went through UCX may still be held there (UCX holds, e.g., an
- * early atomic between two processes until the target progresses). A fence
- * orders them: the first copy after it waits for what UCX had before it. A
- * directory get fenced behind the entry lock's swap once read the entry before
- * the swap had taken the lock, and the update of the holder was lost.
+ * Completes every operation issued through UCX (so every stashed operand has
+ * been read): flush_all, and the first direct copy after a fence. A copy to or
+ * from directly mapped memory happens when it is issued, while UCX may still
+ * hold an earlier operation (e.g. an early atomic between two processes, until
+ * the target progresses). A directory get fenced behind the entry lock's swap
+ * once read the entry before the swap had taken the lock, and the update of
+ * the holder was lost.
  */
-static cm_status_t cm_rma_fence_complete(cm_rma_t *rma)
+static cm_status_t cm_rma_ucx_complete(cm_rma_t *rma, const char *what)
 {
     ucp_request_param_t param = {0};
     cm_status_t status;
 
-    rma->fence_pending = false;
-    status = cm_rma_req_wait(rma, ucp_worker_flush_nbx(rma->worker, &param), "fence", -1);
+    status = cm_rma_req_wait(rma, ucp_worker_flush_nbx(rma->worker, &param), what, -1);
     if (status == CM_OK) {
-        rma->ucx_pending = false;
-        rma->stash_used  = 0;
+        rma->ucx_pending   = false;
+        rma->fence_pending = false;
+        rma->stash_used    = 0;
     }
     return status;
 }
@@ -1060,7 +1062,7 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
     }
     ready = cm_rma_delay_begin(rma, pe, len);
     if (seg->rbase[pe] != NULL) {
-        if (rma->fence_pending && (status = cm_rma_fence_complete(rma)) != CM_OK) {
+        if (rma->fence_pending && (status = cm_rma_ucx_complete(rma, "fence")) != CM_OK) {
             return status;
         }
         /*
@@ -1131,13 +1133,25 @@ cm_status_t cm_rma_put_nbi(cm_rma_t *rma, int pe, void *addr, const void *src, s
 
 cm_status_t cm_rma_put_u64_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value)
 {
-    ucp_request_param_t param = {0};
     cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, sizeof(uint64_t));
-    uint64_t ready, *operand, *reply;
+    uint64_t ready, *reply;
     cm_status_t status;
 
     if (seg == NULL || ((uintptr_t)addr & 7) != 0) {
         return CM_ERR_INVALID;
+    }
+    if (seg->rbase[pe] == NULL) {
+        /*
+         * Through UCX the target applies a put with memcpy, possibly in its
+         * progress thread while its application thread polls the word: the
+         * double store of cm_rma_copy_once's comment again. An atomic swap
+         * lands as one store.
+         */
+        reply = cm_rma_stash(rma, 0, &status);
+        if (status != CM_OK) {
+            return status;
+        }
+        return cm_rma_swap_nbi(rma, pe, addr, value, reply);
     }
     ready = cm_rma_delay_begin(rma, pe, sizeof(uint64_t));
     if (ready != 0) {
@@ -1145,39 +1159,13 @@ cm_status_t cm_rma_put_u64_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t v
     }
     rma->stats.puts++;
     rma->stats.bytes_put += sizeof(uint64_t);
-    if (seg->rbase[pe] != NULL) {
-        if (rma->fence_pending && (status = cm_rma_fence_complete(rma)) != CM_OK) {
-            return status;
-        }
-        __atomic_store_n((uint64_t *)(void *)(seg->rbase[pe] + ((uintptr_t)addr - seg->base)),
-                         value, __ATOMIC_RELAXED);
-        rma->direct_pending = true;
-        return CM_OK;
-    }
-    if (seg->kind != CM_RMA_SEG_ATOMIC) {
-        cm_error("word put to %s: needs a CM_RMA_SEG_ATOMIC segment", seg->name);
-        return CM_ERR_UNSUPPORTED;
-    }
-    /*
-     * Through UCX the target applies a put with memcpy, possibly in its progress
-     * thread while its application thread polls the word: the double store of
-     * cm_rma_copy_once's comment again. An atomic swap lands as one store.
-     */
-    operand = cm_rma_stash(rma, value, &status);
-    if (status != CM_OK) {
+    if (rma->fence_pending && (status = cm_rma_ucx_complete(rma, "fence")) != CM_OK) {
         return status;
     }
-    reply = cm_rma_stash(rma, 0, &status);
-    if (status != CM_OK) {
-        return status;
-    }
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
-    param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
-    param.reply_buffer = reply;
-    rma->ucx_pending   = true;
-    return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_SWAP, operand, 1,
-                                                (uint64_t)(uintptr_t)addr, seg->rkeys[pe], &param),
-                              "word put", pe);
+    __atomic_store_n((uint64_t *)(void *)(seg->rbase[pe] + ((uintptr_t)addr - seg->base)), value,
+                     __ATOMIC_RELAXED);
+    rma->direct_pending = true;
+    return CM_OK;
 }
 
 cm_status_t cm_rma_get(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len)
@@ -1344,7 +1332,6 @@ cm_status_t cm_rma_flush(cm_rma_t *rma, int pe)
 
 cm_status_t cm_rma_flush_all(cm_rma_t *rma)
 {
-    ucp_request_param_t param = {0};
     cm_status_t status;
 
     if (rma->direct_pending) {
@@ -1354,16 +1341,11 @@ cm_status_t cm_rma_flush_all(cm_rma_t *rma)
 
     /* The protocol flushes at every acquire and release, mostly with nothing in flight. */
     if (rma->ucx_pending) {
-        status = cm_rma_req_wait(rma, ucp_worker_flush_nbx(rma->worker, &param),
-                                 "flush of all ranks", -1);
+        status = cm_rma_ucx_complete(rma, "flush of all ranks");
         rma->stats.flushes++;
     } else {
-        status = CM_OK;
-    }
-    if (status == CM_OK) {
-        rma->ucx_pending   = false;
-        rma->fence_pending = false;
-        rma->stash_used    = 0; /* every operand has been read */
+        status          = CM_OK;
+        rma->stash_used = 0; /* nothing in UCX reads an operand */
     }
     if (rma->pending_all_ns != 0) {
         cm_rma_delay_until(rma, rma->pending_all_ns);
