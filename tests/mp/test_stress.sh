@@ -8,6 +8,14 @@
 # slow or hanging protocol cannot hold make check for long.
 # The long version: tests/mp/stress.sh --rounds 200 (README, Tests).
 : "${top_srcdir:?run through make check}"
+stress=("$BASH" "$top_srcdir/tests/mp/stress.sh")
+# --cases all: every case in one job (the acceptance matrix's form); unknown cases still refused.
+out=$("${stress[@]}" --cases all --settings CHSM/mcs --transports shm --procs 2 2>&1) ||
+    { echo "$out"; echo "FAIL: stress.sh --cases all"; exit 1; }
+grep -q "all 1 runs passed" <<<"$out" || { echo "$out"; echo "FAIL: --cases all ran no job"; exit 1; }
+if "${stress[@]}" --cases bogus >/dev/null 2>&1; then
+    echo "FAIL: stress.sh accepted the unknown case 'bogus'"; exit 1
+fi
 seed=()
 [ -z "${CMT_STRESS_SEED-}" ] || seed=(--seed "$CMT_STRESS_SEED")
-exec "$BASH" "$top_srcdir/tests/mp/stress.sh" --rounds 1 --budget 300 "${seed[@]}"
+exec "${stress[@]}" --rounds 1 --budget 300 "${seed[@]}"
