@@ -77,8 +77,13 @@
       "progress thread sleeps; once the application leaves, the thread takes over within this time. " \
       "Shorter: quicker service of peers that arrive just then; longer: fewer wake-ups.") \
     _(stdin_all, STDIN_ALL, BOOL, "no", NULL, "runtime", \
-      "Give every rank the same stdin: rank 0 reads its stdin to the end in cm_init and every process " \
-      "then reads those bytes. Set by `cmrun --stdin FILE`.") \
+      "Give every rank the same stdin: before main, rank 0 reads its stdin to the end and every " \
+      "process then reads those bytes from the first one. Set by `cmrun --stdin FILE`.") \
+    _(aslr, ASLR, BOOL, "no", NULL, "runtime", \
+      "Address-space layout randomization of the job's processes. no: each process started by a " \
+      "launcher re-executes itself once, before main, with randomization off, so code, globals, " \
+      "libraries and the heap built before PARMACS CREATE have the same addresses in every process " \
+      "(pointers that process 0 stores in shared memory are valid everywhere); yes: keep it.") \
     _(net_latency, NET_LATENCY, TIME, "0", NULL, "network", \
       "Injected delay: added to every remote operation (put, get, atomic) before it counts as complete. " \
       "Real waiting in the issuing process. 0 = off.") \

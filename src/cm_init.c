@@ -9,6 +9,8 @@
 #include "src/cm_exit.h"
 #include "src/cm_fault.h"
 #include "src/cm_log.h"
+#include "src/cm_preinit.h"
+#include "src/cm_replica_heap.h"
 #include "src/cm_stats.h"
 #include "src/cm_time.h"
 
@@ -95,74 +97,7 @@ cm_status_t cm_runtime_layout(const cm_config_t *cfg, size_t page_size, size_t m
     return CM_OK;
 }
 
-/*
- * `cmrun --stdin FILE`: rank 0 got FILE as stdin from the launcher; it reads it
- * whole and every rank then reads the same bytes from an in-memory file.
- */
-static cm_status_t cm_rt_stdin_broadcast(void)
-{
-    char *data = NULL;
-    size_t len = 0;
-    cm_status_t status;
-    int fd;
-
-    if (cm_rt.rank == 0) {
-        size_t cap = 0;
-        ssize_t n;
-        do {
-            if (len == cap) {
-                char *p;
-                cap = cap ? 2 * cap : 65536;
-                p = realloc(data, cap);
-                if (p == NULL) {
-                    free(data);
-                    cm_error("stdin: out of memory");
-                    return CM_ERR_NO_MEMORY;
-                }
-                data = p;
-            }
-            n = read(STDIN_FILENO, data + len, cap - len);
-            if (n > 0) {
-                len += (size_t)n;
-            }
-        } while (n > 0 || (n < 0 && errno == EINTR));
-        if (n < 0) {
-            cm_error("stdin: read failed: %s", strerror(errno));
-            free(data);
-            return CM_ERR_IO;
-        }
-        status = cm_boot_put(cm_rt.boot, "cm.stdin", data ? data : "", len);
-        free(data);
-        data = NULL;
-        if (status != CM_OK) {
-            return status;
-        }
-    }
-    status = cm_boot_exchange(cm_rt.boot, NULL, NULL);
-    if (status != CM_OK) {
-        return status;
-    }
-    status = cm_boot_get(cm_rt.boot, 0, "cm.stdin", (void **)&data, &len);
-    if (status != CM_OK) {
-        return status;
-    }
-    fd = memfd_create("cashmere-stdin", MFD_CLOEXEC);
-    if (fd < 0 || (len > 0 && write(fd, data, len) != (ssize_t)len) ||
-        lseek(fd, 0, SEEK_SET) != 0 || dup2(fd, STDIN_FILENO) < 0) {
-        cm_error("stdin: cannot provide the input to this process: %s", strerror(errno));
-        free(data);
-        if (fd >= 0) {
-            close(fd);
-        }
-        return CM_ERR_IO;
-    }
-    close(fd);
-    clearerr(stdin);
-    free(data);
-    return CM_OK;
-}
-
-int cm_init(int *argc, char ***argv)
+static int cm_rt_init(int *argc, char ***argv)
 {
     char err[512];
     cm_rma_params_t rma_params;
@@ -185,9 +120,14 @@ int cm_init(int *argc, char ***argv)
     if (cm_log_get_rank() <= 0 && !cm_rt.config.checked) {
         cm_config_check_unknown(environ, cm_config_warn_unknown, NULL);
     }
-    status = cm_boot_init(&cm_rt.boot);
-    if (status != CM_OK) {
-        goto err;
+    /* Joined already before main when stdin had to be shared (src/cm_preinit.c). */
+    cm_rt.boot = cm_preinit.boot;
+    cm_preinit.boot = NULL;
+    if (cm_rt.boot == NULL) {
+        status = cm_boot_init(&cm_rt.boot);
+        if (status != CM_OK) {
+            goto err;
+        }
     }
     cm_rt.rank   = cm_boot_rank(cm_rt.boot);
     cm_rt.nprocs = cm_boot_size(cm_rt.boot);
@@ -209,13 +149,6 @@ int cm_init(int *argc, char ***argv)
             .files         = !cm_rt.config.checked && cm_rt.rank == 0,
         };
         status = cm_check_job(&cm_rt.config, &job, page, &cm_rt.meta, &cm_rt.layout);
-        if (status != CM_OK) {
-            goto err;
-        }
-    }
-
-    if (cm_rt.config.stdin_all) {
-        status = cm_rt_stdin_broadcast();
         if (status != CM_OK) {
             goto err;
         }
@@ -341,7 +274,7 @@ static cm_status_t cm_rt_stats_report(void)
     return CM_OK;
 }
 
-void cm_finalize(void)
+static void cm_rt_finalize(void)
 {
     cm_status_t status;
 
@@ -373,6 +306,23 @@ void cm_finalize(void)
     cm_config_release(&cm_rt.config);
     cm_rt.initialized = false;
     cm_exit_record_end(false);
+}
+
+int cm_init(int *argc, char ***argv)
+{
+    int rc;
+
+    CM_RT_ENTER();
+    rc = cm_rt_init(argc, argv);
+    CM_RT_LEAVE();
+    return rc;
+}
+
+void cm_finalize(void)
+{
+    CM_RT_ENTER();
+    cm_rt_finalize();
+    CM_RT_LEAVE();
 }
 
 static void cm_rt_require(const char *fn)
