@@ -7,6 +7,7 @@
 #include "src/cm_heap.h"
 #include "src/cm_log.h"
 #include "src/cm_protocol.h"
+#include "src/cm_replica_heap.h"
 #include "src/cm_runtime.h"
 
 #include <inttypes.h>
@@ -34,7 +35,9 @@ void *cm_malloc(size_t size)
     if (size == 0) {
         return NULL;
     }
+    CM_RT_ENTER();
     status = cm_heap_alloc(&cm_rt.heap, size, &off);
+    CM_RT_LEAVE();
     if (status == CM_ERR_NO_MEMORY) {
         cm_fatal(1, "cm_malloc(%zu): the shared heap is exhausted (%" PRIu64 " of %zu bytes in "
                  "use); raise CM_SHARED_SIZE", size, cm_rt.heap.in_use, (size_t)cm_rt.local_base);
@@ -51,10 +54,12 @@ void cm_free(void *ptr)
     if (ptr == NULL) {
         return;
     }
+    CM_RT_ENTER();
     if (a < base || a >= base + cm_rt.shared_size ||
         cm_heap_free(&cm_rt.heap, a - base) != CM_OK) {
         cm_fatal(1, "cm_free(%p): not a block returned by cm_malloc", ptr);
     }
+    CM_RT_LEAVE();
 }
 
 void *cm_malloc_local(size_t size)
@@ -66,7 +71,9 @@ void *cm_malloc_local(size_t size)
     if (size == 0) {
         return NULL;
     }
+    CM_RT_ENTER();
     status = cm_heap_alloc(&cm_rt.local_heap, size, &off);
+    CM_RT_LEAVE();
     if (status == CM_ERR_NO_MEMORY) {
         cm_fatal(1, "cm_malloc_local(%zu): this process's part of the shared region is exhausted "
                  "(%" PRIu64 " of %" PRIu64 " bytes in use); raise CM_LOCAL_HEAP or CM_SHARED_SIZE",
@@ -84,10 +91,12 @@ void cm_free_local(void *ptr)
     if (ptr == NULL) {
         return;
     }
+    CM_RT_ENTER();
     if (a < mine || a >= mine + cm_rt.local_arena ||
         cm_heap_free(&cm_rt.local_heap, a - mine) != CM_OK) {
         cm_fatal(1, "cm_free_local(%p): not a block this process got from cm_malloc_local", ptr);
     }
+    CM_RT_LEAVE();
 }
 
 void cm_lock_acquire(int id)
@@ -96,7 +105,9 @@ void cm_lock_acquire(int id)
     if (id < 0) {
         cm_fatal(1, "cm_lock_acquire(%d): lock ids are not negative", id);
     }
+    CM_RT_ENTER();
     cm_api_check(cm_rt.proto->lock_acquire((unsigned)id), "cm_lock_acquire");
+    CM_RT_LEAVE();
 }
 
 void cm_lock_release(int id)
@@ -105,23 +116,31 @@ void cm_lock_release(int id)
     if (id < 0) {
         cm_fatal(1, "cm_lock_release(%d): lock ids are not negative", id);
     }
+    CM_RT_ENTER();
     cm_api_check(cm_rt.proto->lock_release((unsigned)id), "cm_lock_release");
+    CM_RT_LEAVE();
 }
 
 void cm_barrier(void)
 {
     cm_api_require("cm_barrier");
+    CM_RT_ENTER();
     cm_api_check(cm_rt.proto->barrier(), "cm_barrier");
+    CM_RT_LEAVE();
 }
 
 void cm_init_done(void)
 {
     cm_api_require("cm_init_done");
+    CM_RT_ENTER();
     cm_api_check(cm_rt.proto->init_done(), "cm_init_done");
+    CM_RT_LEAVE();
 }
 
 void cm_stats_reset(void)
 {
     cm_api_require("cm_stats_reset");
+    CM_RT_ENTER();
     cm_rt.proto->stats_reset();
+    CM_RT_LEAVE();
 }

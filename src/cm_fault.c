@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/cm_fault.h"
+#include "src/cm_replica_heap.h"
 #include "src/cm_log.h"
 #include "src/cm_runtime.h"
 
@@ -53,7 +54,9 @@ static void cm_fault_handler(int sig, siginfo_t *si, void *uctx)
         cm_fatal(1, "page fault at %p while handling another one (inside the protocol)",
                  (void *)addr);
     }
+    CM_RT_ENTER();
     status = cm_fault_fn((void *)addr, cm_fault_is_write(uctx));
+    CM_RT_LEAVE();
     if (status != CM_OK) {
         cm_fatal(1, "cannot service the page fault at %p: %s", (void *)addr,
                  cm_status_string(status));

@@ -1,6 +1,7 @@
 /* The runtime's side of the store hooks (see cm_hooks_api.h). */
 #include "config.h"
 #include "src/cm_hooks_api.h"
+#include "src/cm_replica_heap.h"
 
 volatile int cm_hooks_linked;
 
@@ -40,6 +41,8 @@ void cm_hooks_pause(int paused)
 void cm_hook_store(uintptr_t addr, size_t len)
 {
     if (cm_hooks_handler != NULL) {
+        CM_RT_ENTER();
         cm_hooks_handler(addr, len);
+        CM_RT_LEAVE();
     }
 }
