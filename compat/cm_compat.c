@@ -4,6 +4,9 @@
 #include "src/cm_hooks_api.h"
 #include "src/cm_runtime.h"
 
+#include "src/cm_log.h"
+
+#include <inttypes.h>
 #include <sched.h>
 
 int cm_compat_lock_id(int which)
@@ -13,7 +16,22 @@ int cm_compat_lock_id(int which)
 
 unsigned cm_compat_user_locks(void)
 {
-    return (unsigned)cm_rt.config.locks - CM_COMPAT_RESERVED;
+    return (cm_rt.config.locks > CM_COMPAT_RESERVED) ? (unsigned)cm_rt.config.locks - CM_COMPAT_RESERVED
+                                                     : 0;
+}
+
+int cm_compat_word_lock(const volatile void *addr)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)addr >> 3) * 0x9e3779b97f4a7c15ull;
+    return (int)cm_compat_user_locks() + (int)(h >> 54); /* 10 bits: CM_COMPAT_WORD_LOCKS */
+}
+
+void cm_compat_check_locks(const char *layer)
+{
+    if (cm_rt.config.locks <= CM_COMPAT_RESERVED) {
+        cm_fatal(1, "CM_LOCKS=%" PRIu64 " is too small for the %s layer: it reserves %d lock ids "
+                 "of its own", (uint64_t)cm_rt.config.locks, layer, CM_COMPAT_RESERVED);
+    }
 }
 
 void cm_compat_cond_wait(int held, int seq_lock, volatile uint64_t *seq)

@@ -8,15 +8,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Reserved lock ids, counted down from CM_LOCKS - 1; user ids must stay below cm_compat_user_locks(). */
+/*
+ * Reserved lock ids at the top of CM_LOCKS: a few named ones, counted down
+ * from CM_LOCKS - 1, and below them CM_COMPAT_WORD_LOCKS ids that guard
+ * single shared words (condition-variable sequence numbers, pause flags,
+ * GETSUB counters). User ids stay below cm_compat_user_locks().
+ */
 enum {
-    CM_COMPAT_LOCK_CTL   = 1, /* the layers' own shared control words (id counters, distribute log) */
-    CM_COMPAT_LOCK_FENCE = 2, /* PARMACS fences: release/acquire through one lock */
-    CM_COMPAT_RESERVED   = 8
+    CM_COMPAT_LOCK_CTL   = 1,    /* the layers' own shared control words (id counters, distribute log) */
+    CM_COMPAT_LOCK_FENCE = 2,    /* PARMACS fences: release/acquire through one lock */
+    CM_COMPAT_NAMED      = 8,
+    CM_COMPAT_WORD_LOCKS = 1024,
+    CM_COMPAT_RESERVED   = CM_COMPAT_NAMED + CM_COMPAT_WORD_LOCKS
 };
 
 int cm_compat_lock_id(int which);
 unsigned cm_compat_user_locks(void);
+
+/*
+ * The lock that guards the shared word at addr, picked by hashing its address
+ * (the same in every process), so that a word needs no id of its own and can
+ * be initialized any number of times. Several words may share one lock: that
+ * is safe because a word lock is only ever held inside the layer, for a
+ * moment, never while taking another word lock.
+ */
+int cm_compat_word_lock(const volatile void *addr);
+
+/* Ends the job with a message if CM_LOCKS leaves no room for the reserved ids. */
+void cm_compat_check_locks(const char *layer);
 
 /*
  * A condition-variable wait built from locks only (portable to both

@@ -16,6 +16,7 @@
 #include "compat/cm_compat.h"
 #include "src/cm_hooks_api.h"
 #include "src/cm_log.h"
+#include "src/cm_replica_heap.h"
 #include "src/cm_runtime.h"
 
 #include <errno.h>
@@ -113,12 +114,19 @@ static void pm_atexit(void)
     }
 }
 
+void cm_parmacs_preinit(void)
+{
+    cm_rh_activate();
+}
+
 void cm_parmacs_init(void)
 {
     if (pm.phase != PM_NONE) {
         return;
     }
+    CM_RT_ENTER();
     cm_init(NULL, NULL);
+    cm_compat_check_locks("PARMACS");
     pm.ctl_lock   = cm_compat_lock_id(CM_COMPAT_LOCK_CTL);
     pm.fence_lock = cm_compat_lock_id(CM_COMPAT_LOCK_FENCE);
     pm.sh         = cm_malloc(sizeof(pm_shared_t));
@@ -127,6 +135,7 @@ void cm_parmacs_init(void)
     if (cm_rank() != 0) {
         pm_mute();
     }
+    CM_RT_LEAVE();
 }
 
 static void pm_require(void)
@@ -154,6 +163,7 @@ void cm_parmacs_create(void (*fn)(void), long nprocs)
                  "with cmrun -n %ld", nprocs, cm_nprocs(), cm_nprocs(), nprocs);
     }
     if (pm.phase == PM_INIT) {
+        cm_rh_deactivate(); /* replication ends: the processes' private heaps go separate ways */
         if (pm.muted) {
             pm_unmute();
         }
@@ -267,13 +277,25 @@ void cm_parmacs_barrier(long n)
     cm_barrier();
 }
 
-void cm_parmacs_pause_wait(cm_ppause_t *p)
+void cm_parmacs_pause_set(volatile long *flag, long value)
 {
+    int lock = cm_compat_word_lock(flag);
+
+    cm_lock_acquire(lock);
+    *flag = value;
+    cm_compat_stored(flag, sizeof(*flag));
+    cm_lock_release(lock);
+}
+
+void cm_parmacs_pause_wait(volatile long *flag)
+{
+    int lock = cm_compat_word_lock(flag);
+
     for (;;) {
-        int v;
-        cm_lock_acquire(p->lock);
-        v = p->flag;
-        cm_lock_release(p->lock);
+        long v;
+        cm_lock_acquire(lock);
+        v = *flag;
+        cm_lock_release(lock);
         if (v) {
             return;
         }
@@ -281,31 +303,32 @@ void cm_parmacs_pause_wait(cm_ppause_t *p)
     }
 }
 
-void cm_parmacs_cond_wait(cm_pcond_t *cv, int lock)
+void cm_parmacs_cond_wait(volatile unsigned long *seq, int lock)
 {
-    _Static_assert(sizeof(cv->seq) == sizeof(uint64_t), "seq is a 64-bit word");
-    cm_compat_cond_wait(lock, cv->lock, (volatile uint64_t *)&cv->seq);
+    _Static_assert(sizeof(*seq) == sizeof(uint64_t), "seq is a 64-bit word");
+    cm_compat_cond_wait(lock, cm_compat_word_lock(seq), (volatile uint64_t *)seq);
 }
 
-void cm_parmacs_cond_signal(cm_pcond_t *cv)
+void cm_parmacs_cond_signal(volatile unsigned long *seq)
 {
-    cm_compat_cond_signal(cv->lock, (volatile uint64_t *)&cv->seq);
+    cm_compat_cond_signal(cm_compat_word_lock(seq), (volatile uint64_t *)seq);
 }
 
-long cm_parmacs_getsub(cm_pgs_t *gs, long max)
+long cm_parmacs_getsub(volatile long *value, long max)
 {
+    int lock = cm_compat_word_lock(value);
     long sub;
 
-    cm_lock_acquire(gs->lock);
-    if (gs->value <= max) {
-        sub = gs->value;
-        gs->value = sub + 1;
+    cm_lock_acquire(lock);
+    if (*value <= max) {
+        sub = *value;
+        *value = sub + 1;
     } else {
         sub = -1;
-        gs->value = 0; /* as the ANL macros do: the next round starts afresh */
+        *value = 0; /* as the ANL macros do: the next round starts afresh */
     }
-    cm_compat_stored(&gs->value, sizeof(gs->value));
-    cm_lock_release(gs->lock);
+    cm_compat_stored(value, sizeof(*value));
+    cm_lock_release(lock);
     return sub;
 }
 

@@ -138,6 +138,7 @@ void Tmk_startup(int argc, char *const *argv)
     tmk_.nprocs    = (unsigned)cm_nprocs();
     tmk_.page_size = (unsigned)cm_rt.page_size;
     tmk_.npages    = (unsigned)cm_rt.npages;
+    cm_compat_check_locks("TreadMarks");
     tmk_ctl_lock   = cm_compat_lock_id(CM_COMPAT_LOCK_CTL);
     tmk_sh         = cm_malloc(sizeof(tmk_shared_t) + TMK_LOG_BYTES);
 }

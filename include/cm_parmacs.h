@@ -16,10 +16,18 @@
  * - After its worker returns, a process other than 0 waits in WAIT_FOR_END's
  *   barrier, then keeps serving its memory until process 0 finishes, prints
  *   nothing, and exits 0. Process 0 goes on after WAIT_FOR_END.
- * - Locks, barriers, pauses and condition variables are small structs of
- *   lock ids; LOCKINIT & co. hand ids out deterministically before CREATE and
- *   from a shared counter after it. G_MALLOC after CREATE is an individual
- *   (non-collective) shared allocation.
+ * - Everything main computes before CREATE is computed alike in every
+ *   process, so every private pointer must come out alike too: the library
+ *   runs each process without address-space randomization (CM_ASLR) and
+ *   serves the program's malloc from a deterministic heap at a fixed address
+ *   until CREATE (the replica heap). A function, global, string or malloc
+ *   pointer that process 0 stores in shared memory is valid in every worker.
+ * - Locks (LOCKDEC) are lock ids, handed out deterministically before CREATE
+ *   and from a shared counter after it. Condition variables, pauses and
+ *   GETSUB counters are plain shared words, each guarded by a reserved lock
+ *   picked from its address: they may be initialized any number of times.
+ *   The declaration macros expand to plain C types, so a header may use them
+ *   before any other include, as with the pthreads macros.
  */
 #ifndef CM_PARMACS_H
 #define CM_PARMACS_H
@@ -30,24 +38,27 @@
 extern "C" {
 #endif
 
+/* What the declaration macros expand to (spelled out there, so that no include is needed). */
 typedef int cm_plock_t;                                     /* LOCKDEC, ALOCKDEC */
 typedef int cm_pbar_t;                                      /* BARDEC: all barriers are global */
-typedef struct { int lock; volatile int flag; } cm_ppause_t;              /* PAUSEDEC */
-typedef struct { int lock; volatile unsigned long seq; } cm_pcond_t;      /* CONDVARDEC */
-typedef struct { int lock; volatile long value; } cm_pgs_t;               /* GSDEC */
+typedef struct { volatile long flag; } cm_ppause_t;         /* PAUSEDEC */
+typedef struct { volatile unsigned long seq; } cm_pcond_t;  /* CONDVARDEC */
+typedef struct { volatile long value; } cm_pgs_t;           /* GSDEC */
 
+void cm_parmacs_preinit(void);                              /* MAIN_ENV's constructor */
 void cm_parmacs_init(void);                                 /* MAIN_INITENV */
 void cm_parmacs_create(void (*fn)(void), long nprocs);      /* CREATE(fn) (nprocs 0), CREATE(fn, P) */
 void cm_parmacs_wait_for_end(long n);                       /* WAIT_FOR_END */
 void cm_parmacs_end(void) __attribute__((noreturn));        /* MAIN_END */
 void *cm_parmacs_malloc(size_t size);                       /* G_MALLOC, NU_MALLOC */
 void cm_parmacs_free(void *ptr);                            /* G_FREE, NU_FREE */
-int cm_parmacs_lock_new(void);                              /* LOCKINIT & co. */
+int cm_parmacs_lock_new(void);                              /* LOCKINIT, ALOCKINIT */
 void cm_parmacs_barrier(long n);                            /* BARRIER(bar, n) */
-void cm_parmacs_pause_wait(cm_ppause_t *p);                 /* WAITPAUSE */
-void cm_parmacs_cond_wait(cm_pcond_t *cv, int lock);        /* CONDVARWAIT(cv, lock) */
-void cm_parmacs_cond_signal(cm_pcond_t *cv);                /* CONDVARSIGNAL, CONDVARBCAST */
-long cm_parmacs_getsub(cm_pgs_t *gs, long max);             /* GETSUB */
+void cm_parmacs_pause_set(volatile long *flag, long value); /* SETPAUSE, CLEARPAUSE */
+void cm_parmacs_pause_wait(volatile long *flag);            /* WAITPAUSE */
+void cm_parmacs_cond_wait(volatile unsigned long *seq, int lock); /* CONDVARWAIT(cv, lock) */
+void cm_parmacs_cond_signal(volatile unsigned long *seq);   /* CONDVARSIGNAL, CONDVARBCAST */
+long cm_parmacs_getsub(volatile long *value, long max);     /* GETSUB */
 void cm_parmacs_fence(void);                                /* RELEASE/ACQUIRE/FULL_FENCE */
 unsigned long cm_parmacs_clock(void);                       /* CLOCK: microseconds */
 void cm_parmacs_roi_begin(void);                            /* SPLASH3_ROI_BEGIN */

@@ -41,9 +41,9 @@ static void Work(void)
             Global->counts[i]++;
             AULOCK(Global->locks, i)
         } else {
-            AGETL(Global->locks, i)
+            LOCK(AGETL(Global->locks, i)) /* AGETL names the lock, as in the pthreads macros */
             Global->counts[i]++;
-            ARELL(Global->locks, i)
+            UNLOCK(AGETL(Global->locks, i))
         }
     }
     mine = (long *) G_MALLOC(BLOCK * sizeof(long)) /* no semicolon: the macro has it (LU relies on it) */
