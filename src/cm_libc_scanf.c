@@ -1,0 +1,245 @@
+/*
+ * The scanf family, interposed like the functions of src/cm_libc.c: scanf
+ * stores each converted value through a pointer argument, possibly into the
+ * shared region (a SPLASH program reading its parameters straight into a
+ * G_MALLOC'ed struct). After libc has converted, the format is walked again
+ * with a copy of the arguments and the bytes of every assignment made are
+ * reported as stores.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+#include "src/cm_hooks_api.h"
+#include "src/cm_runtime.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <wchar.h>
+
+typedef int (*cm_vsscanf_fn_t)(const char *, const char *, va_list);
+typedef int (*cm_vfscanf_fn_t)(FILE *, const char *, va_list);
+
+static void cm_scanf_wrote(const void *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)cm_rt.shared_base, hi = lo + cm_rt.shared_size;
+
+    if (cm_rt.initialized && n != 0 && a < hi && a + n > lo) {
+        uintptr_t s = (a > lo) ? a : lo, e = (a + n < hi) ? a + n : hi;
+        cm_hook_store(s, e - s);
+    }
+}
+
+/* Reports the first `assigned` assignments of a conversion that returned it. */
+static void cm_scanf_report(const char *f, va_list ap, int assigned)
+{
+    int done = 0;
+
+    while (*f != '\0' && done < assigned) {
+        bool suppress = false, alloc = false;
+        size_t width = 0;
+        int len = 0; /* -2 hh, -1 h, 0, 1 l, 2 ll/q/j/z/t, 3 L */
+        void *p;
+        size_t n = 0;
+
+        if (*f++ != '%') {
+            continue;
+        }
+        if (*f == '%') {
+            f++;
+            continue;
+        }
+        if (*f == '*') {
+            suppress = true;
+            f++;
+        }
+        /* A positional %N$ form: not used by scanf callers in practice; stop rather than guess. */
+        while (*f >= '0' && *f <= '9') {
+            width = width * 10 + (size_t)(*f++ - '0');
+        }
+        if (*f == '$') {
+            return;
+        }
+        if (*f == 'm') { /* allocate: the argument is a char ** (C99 scanf: %a is a float) */
+            alloc = true;
+            f++;
+        }
+        for (;;) {
+            if (*f == 'h') {
+                len = (len == -1) ? -2 : -1;
+            } else if (*f == 'l') {
+                len = (len == 1) ? 2 : 1;
+            } else if (*f == 'q' || *f == 'j' || *f == 'z' || *f == 't') {
+                len = 2;
+            } else if (*f == 'L') {
+                len = 3;
+            } else {
+                break;
+            }
+            f++;
+        }
+        if (*f == '\0') {
+            return;
+        }
+        {
+            char c = *f++;
+            if (c == '[') {
+                if (*f == '^') {
+                    f++;
+                }
+                if (*f == ']') {
+                    f++;
+                }
+                while (*f != '\0' && *f != ']') {
+                    f++;
+                }
+                if (*f == ']') {
+                    f++;
+                }
+            }
+            if (suppress) {
+                continue;
+            }
+            p = va_arg(ap, void *);
+            switch (c) {
+            case 'd': case 'i': case 'o': case 'u': case 'x': case 'X': case 'n':
+                n = (len == -2) ? 1 : (len == -1) ? 2 : (len == 0) ? sizeof(int) : 8;
+                break;
+            case 'a': case 'A': case 'e': case 'E': case 'f': case 'F': case 'g': case 'G':
+                n = (len == 0) ? sizeof(float) : (len == 3) ? sizeof(long double) : sizeof(double);
+                break;
+            case 'p':
+                n = sizeof(void *);
+                break;
+            case 'c': case 'C':
+                n = alloc ? sizeof(void *)
+                          : (width ? width : 1) * ((len == 1 || c == 'C') ? sizeof(wchar_t) : 1);
+                break;
+            case 's': case 'S': case '[':
+                if (alloc) {
+                    n = sizeof(void *);
+                } else if (len == 1 || c == 'S') {
+                    n = (wcslen((const wchar_t *)p) + 1) * sizeof(wchar_t);
+                } else {
+                    n = strlen((const char *)p) + 1;
+                }
+                break;
+            default:
+                return; /* unknown conversion: libc stopped there too */
+            }
+            cm_scanf_wrote(p, n);
+            if (c != 'n') {
+                done++;
+            }
+        }
+    }
+}
+
+static cm_vsscanf_fn_t cm_scanf_real_s(void)
+{
+    static cm_vsscanf_fn_t fn;
+    if (fn == NULL) {
+        fn = (cm_vsscanf_fn_t)dlsym(RTLD_NEXT, "__isoc99_vsscanf");
+    }
+    return fn;
+}
+
+static cm_vfscanf_fn_t cm_scanf_real_f(void)
+{
+    static cm_vfscanf_fn_t fn;
+    if (fn == NULL) {
+        fn = (cm_vfscanf_fn_t)dlsym(RTLD_NEXT, "__isoc99_vfscanf");
+    }
+    return fn;
+}
+
+static int cm_vsscanf(const char *s, const char *fmt, va_list ap)
+{
+    va_list again;
+    int r;
+
+    va_copy(again, ap);
+    r = cm_scanf_real_s()(s, fmt, ap);
+    if (r > 0) {
+        cm_scanf_report(fmt, again, r);
+    }
+    va_end(again);
+    return r;
+}
+
+static int cm_vfscanf(FILE *f, const char *fmt, va_list ap)
+{
+    va_list again;
+    int r;
+
+    va_copy(again, ap);
+    r = cm_scanf_real_f()(f, fmt, ap);
+    if (r > 0) {
+        cm_scanf_report(fmt, again, r);
+    }
+    va_end(again);
+    return r;
+}
+
+/*
+ * Each entry point is defined under its exported name with an asm label: the
+ * headers redirect the plain names (sscanf) to the C99 ones (__isoc99_sscanf),
+ * and both are interposed.
+ */
+#define CM_SCANF_V(id, sym) \
+    int cm_scanf_##id(const char *s, const char *fmt, va_list ap) __asm__(sym); \
+    int cm_scanf_##id(const char *s, const char *fmt, va_list ap) { return cm_vsscanf(s, fmt, ap); }
+#define CM_SCANF_S(id, sym) \
+    int cm_scanf_##id(const char *s, const char *fmt, ...) __asm__(sym); \
+    int cm_scanf_##id(const char *s, const char *fmt, ...) \
+    { \
+        va_list ap; \
+        int r; \
+        va_start(ap, fmt); \
+        r = cm_vsscanf(s, fmt, ap); \
+        va_end(ap); \
+        return r; \
+    }
+#define CM_SCANF_VF(id, sym) \
+    int cm_scanf_##id(FILE *f, const char *fmt, va_list ap) __asm__(sym); \
+    int cm_scanf_##id(FILE *f, const char *fmt, va_list ap) { return cm_vfscanf(f, fmt, ap); }
+#define CM_SCANF_F(id, sym) \
+    int cm_scanf_##id(FILE *f, const char *fmt, ...) __asm__(sym); \
+    int cm_scanf_##id(FILE *f, const char *fmt, ...) \
+    { \
+        va_list ap; \
+        int r; \
+        va_start(ap, fmt); \
+        r = cm_vfscanf(f, fmt, ap); \
+        va_end(ap); \
+        return r; \
+    }
+#define CM_SCANF_VI(id, sym) \
+    int cm_scanf_##id(const char *fmt, va_list ap) __asm__(sym); \
+    int cm_scanf_##id(const char *fmt, va_list ap) { return cm_vfscanf(stdin, fmt, ap); }
+#define CM_SCANF_I(id, sym) \
+    int cm_scanf_##id(const char *fmt, ...) __asm__(sym); \
+    int cm_scanf_##id(const char *fmt, ...) \
+    { \
+        va_list ap; \
+        int r; \
+        va_start(ap, fmt); \
+        r = cm_vfscanf(stdin, fmt, ap); \
+        va_end(ap); \
+        return r; \
+    }
+
+CM_SCANF_V(vsscanf, "vsscanf")
+CM_SCANF_V(vsscanf99, "__isoc99_vsscanf")
+CM_SCANF_S(sscanf, "sscanf")
+CM_SCANF_S(sscanf99, "__isoc99_sscanf")
+CM_SCANF_VF(vfscanf, "vfscanf")
+CM_SCANF_VF(vfscanf99, "__isoc99_vfscanf")
+CM_SCANF_F(fscanf, "fscanf")
+CM_SCANF_F(fscanf99, "__isoc99_fscanf")
+CM_SCANF_VI(vscanf, "vscanf")
+CM_SCANF_VI(vscanf99, "__isoc99_vscanf")
+CM_SCANF_I(scanf, "scanf")
+CM_SCANF_I(scanf99, "__isoc99_scanf")
