@@ -1,0 +1,57 @@
+#!/bin/bash
+# The patterns of real SPLASH programs that the PARMACS layer must run
+# unmodified, each a program of tests/compat built twice from one source: with
+# cashmere.m4 (plain and with the store hooks) and with a pthreads macro file.
+# Under TreadMarks, CHSM and CHSN at 1, 2 and 4 processes the output must equal
+# the threaded build's at the same P:
+#   p_input  input read before MAIN_INITENV, a shared size computed from it
+#   p_ptrs   a pointer table built before CREATE (functions, globals, strings,
+#            malloc and G_MALLOC memory) in a position-independent executable
+#   p_libc   shared memory written by libc (strcpy, sprintf, sscanf, qsort, fgets)
+#            and by the kernel (fread, pread)
+# and with address-space randomization left on, the pointer table must fail.
+. "$top_srcdir/tests/lib.sh"
+use_shm
+C="$top_builddir/tests/compat"
+data="$top_srcdir/tests/compat/p_libc.C"   # any file >= 1 KiB, the same for both builds
+input=$(mktemp)
+trap 'rm -f "$input"' EXIT
+echo "matrix 512 4096 0.5 2611" > "$input"   # 16 MiB of shared data
+
+# same_as REF: $out, less the runtime's own messages, must equal REF.
+same_as() {
+    local got
+    got=$(printf '%s\n' "$out" | grep -v '^cashmere\[')
+    if [ "$got" != "$1" ]; then
+        diff <(printf '%s\n' "$1") <(printf '%s\n' "$got") | sed 's/^/  > /'
+        fail "output differs from the pthreads build's"
+    fi
+}
+
+# Built as Debian's compiler builds by default: a position-independent executable (type DYN).
+elf="$C/.libs/p_ptrs"; [ -f "$elf" ] || elf="$C/p_ptrs"   # libtool may wrap it in a script
+LC_ALL=C readelf -h "$elf" | grep -q 'Type:.*DYN' || fail "p_ptrs is not a position-independent executable"
+
+for np in 1 2 4; do
+    note "pthreads references, P = $np"
+    expect_ok bash -c '"$0" "$1" < "$2"' "$C/p_input.pthreads" $np "$input"
+    ref_input=$out
+    expect_ok "$C/p_ptrs.pthreads" $np
+    ref_ptrs=$out
+    expect_ok "$C/p_libc.pthreads" $np "$data"
+    ref_libc=$out
+    for setting in "CM_PROTOCOL=cashmere CM_VARIANT=CHSM" "CM_PROTOCOL=cashmere CM_VARIANT=CHSN" \
+                   "CM_PROTOCOL=treadmarks"; do
+        note "$np processes, $setting"
+        expect_ok env $setting "$CMRUN" -n $np --stdin "$input" "$C/p_input" $np
+        same_as "$ref_input"
+        expect_ok env $setting "$CMRUN" -n $np "$C/p_ptrs" $np
+        same_as "$ref_ptrs"
+        expect_ok env $setting "$CMRUN" -n $np "$C/p_libc" $np "$data"
+        same_as "$ref_libc"
+    done
+done
+
+note "the pointer table with address-space randomization left on (CM_ASLR=yes) must fail"
+expect_fail env CM_ASLR=yes "$CMRUN" -n 2 "$C/p_ptrs" 2
+echo "PASS"
