@@ -2,11 +2,13 @@
  * Shared memory written by libc and by the kernel rather than by the
  * program's own (instrumented) stores: strcpy, strcat, strncpy, sprintf,
  * snprintf, sscanf into shared variables, qsort of a shared array, fgets,
- * fread and pread (the kernel) into shared buffers. Each worker writes the
- * slot of the next one (pages another process initialized); main prints
- * every slot after WAIT_FOR_END. A write that is not forwarded to the page's
- * home leaves the initial contents there, and the output differs from the
- * threaded build's.
+ * fread and pread (the kernel) into shared buffers. Each worker first fills
+ * its own slot (so its pages move home to it on first touch), then, after a
+ * barrier, writes the next worker's slot through libc: pages homed elsewhere,
+ * which the writer has not mapped (protected). main prints every slot after
+ * WAIT_FOR_END. A write that is not forwarded to the page's home leaves the
+ * fill there, and a kernel write into a protected page fails (EFAULT): either
+ * way the output differs from the threaded build's.
  *
  *   cmrun -n P p_libc P FILE      (FILE: any readable file of >= 1 KiB)
  */
@@ -26,8 +28,8 @@ struct slot {
     long   sorted[32];
     char   line[80];
     char   fromfile[200];
+    char   pad[4096];    /* kernel[] on a page of its own: nothing else faults it in */
     char   kernel[200];
-    char   pad[4096]; /* a slot spans pages of different homes */
 };
 
 struct global {
@@ -67,6 +69,10 @@ void Work(void)
     LOCK(Global->idlock)
     me = Global->id++;
     UNLOCK(Global->idlock)
+    for (size_t i = 0; i < sizeof(struct slot); i++) {
+        ((char *)&slots[me])[i] = '.'; /* what a lost write would leave */
+    }
+    BARRIER(Global->bar, P)
     s = &slots[(me + 1) % P];
     sprintf(s->text, "worker %ld wrote slot %ld: %d%%", me, (me + 1) % P, 40 + (int)me);
     snprintf(s->text + 60, 30, "and %s %ld", "snprintf", me * 7);
@@ -108,11 +114,6 @@ int main(int argc, char **argv)
     MAIN_INITENV(,64000000)
     Global = (struct global *) G_MALLOC(sizeof(struct global));
     slots = (struct slot *) G_MALLOC(P * sizeof(struct slot));
-    for (long k = 0; k < P; k++) {
-        for (size_t i = 0; i < sizeof(struct slot); i++) {
-            ((char *)&slots[k])[i] = '.'; /* what a lost write would leave */
-        }
-    }
     LOCKINIT(Global->idlock)
     BARINIT(Global->bar, P)
     Global->id = 0;

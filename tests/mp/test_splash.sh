@@ -9,7 +9,8 @@
 #            malloc and G_MALLOC memory) in a position-independent executable
 #   p_libc   shared memory written by libc (strcpy, sprintf, sscanf, qsort, fgets)
 #            and by the kernel (fread, pread)
-# and with address-space randomization left on, the pointer table must fail.
+# then at 3 processes over TCP; and with address-space randomization left on, the pointer
+# table must fail.
 . "$top_srcdir/tests/lib.sh"
 use_shm
 C="$top_builddir/tests/compat"
@@ -51,6 +52,25 @@ for np in 1 2 4; do
         same_as "$ref_libc"
     done
 done
+
+# Over TCP (RMA emulated in the target), 3 processes: the same outputs.
+use_tcp
+for setting in "CM_PROTOCOL=cashmere CM_VARIANT=CHSM" "CM_PROTOCOL=treadmarks"; do
+    note "3 processes over TCP, $setting"
+    expect_ok bash -c '"$0" "$1" < "$2"' "$C/p_input.pthreads" 3 "$input"
+    ref_input=$out
+    expect_ok "$C/p_ptrs.pthreads" 3
+    ref_ptrs=$out
+    expect_ok "$C/p_libc.pthreads" 3 "$data"
+    ref_libc=$out
+    expect_ok env $setting "$CMRUN" -n 3 --stdin "$input" "$C/p_input" 3
+    same_as "$ref_input"
+    expect_ok env $setting "$CMRUN" -n 3 "$C/p_ptrs" 3
+    same_as "$ref_ptrs"
+    expect_ok env $setting "$CMRUN" -n 3 "$C/p_libc" 3 "$data"
+    same_as "$ref_libc"
+done
+use_shm
 
 note "the pointer table with address-space randomization left on (CM_ASLR=yes) must fail"
 expect_fail env CM_ASLR=yes "$CMRUN" -n 2 "$C/p_ptrs" 2
