@@ -163,7 +163,8 @@ __attribute__((constructor)) static void cm_preinit_run(int argc, char **argv, c
     if (rank >= 0 && !cfg.aslr && argv != NULL) {
         cm_pre_fixed_layout(argv, rank);
     }
-    if (cfg.stdin_all) {
+    /* Only in a launched job: a tool started with the variable set (cm_info) keeps its stdin. */
+    if (cfg.stdin_all && rank >= 0) {
         status = cm_boot_init(&cm_preinit.boot);
         if (status == CM_OK) {
             cm_log_set_rank(cm_boot_rank(cm_preinit.boot));
