@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/cm_hooks_api.h"
+#include "src/cm_libc.h"
 #include "src/cm_runtime.h"
 
 #include <dlfcn.h>
@@ -42,19 +43,24 @@
         cm_real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name); \
     }
 
-static inline bool cm_libc_shared(const void *p, size_t n)
-{
-    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)cm_rt.shared_base;
-    return cm_rt.initialized && n != 0 && a < lo + cm_rt.shared_size && a + n > lo;
-}
-
-/* Bytes [p, p+n) were written by libc or the kernel: report the part in the shared region. */
-static void cm_libc_wrote(const void *p, size_t n)
+/* The part of [p, p+n) inside the shared region's application view, as [*s, *e); false if none. */
+static bool cm_libc_clip(const void *p, size_t n, uintptr_t *s, uintptr_t *e)
 {
     uintptr_t a = (uintptr_t)p, lo = (uintptr_t)cm_rt.shared_base, hi = lo + cm_rt.shared_size;
 
-    if (cm_libc_shared(p, n)) {
-        uintptr_t s = (a > lo) ? a : lo, e = (a + n < hi) ? a + n : hi;
+    if (!cm_rt.initialized || n == 0 || a >= hi || a + n <= lo) {
+        return false;
+    }
+    *s = (a > lo) ? a : lo;
+    *e = (a + n < hi) ? a + n : hi;
+    return true;
+}
+
+void cm_libc_wrote(const void *p, size_t n)
+{
+    uintptr_t s, e;
+
+    if (cm_libc_clip(p, n, &s, &e)) {
         cm_hook_store(s, e - s);
     }
 }
@@ -62,19 +68,25 @@ static void cm_libc_wrote(const void *p, size_t n)
 /* The kernel is about to write [p, p+n): make every shared page of it writable first. */
 static void cm_libc_prepare(void *p, size_t n)
 {
-    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)cm_rt.shared_base, hi = lo + cm_rt.shared_size;
-    uintptr_t page = cm_rt.page_size;
+    uintptr_t s, e, page = cm_rt.page_size;
 
-    if (!cm_libc_shared(p, n)) {
+    if (!cm_libc_clip(p, n, &s, &e)) {
         return;
     }
-    a = (a > lo) ? a : lo;
-    hi = (a + n < hi) ? (uintptr_t)p + n : hi;
-    for (uintptr_t q = a; q < hi; q = (q | (page - 1)) + 1) {
+    for (uintptr_t q = s; q < e; q = (q | (page - 1)) + 1) {
         /* Rewrites the byte with its own value: faults the page in for writing, changes nothing. */
         volatile char *c = (volatile char *)q;
         *c = *c;
     }
+}
+
+/* A kernel read returned r into d: reports what arrived, returns r. */
+static ssize_t cm_libc_got(const void *d, ssize_t r)
+{
+    if (r > 0) {
+        cm_libc_wrote(d, (size_t)r);
+    }
+    return r;
 }
 
 /* ---- strings ---------------------------------------------------------------- */
@@ -278,26 +290,16 @@ size_t fread_unlocked(void *d, size_t size, size_t n, FILE *f)
 
 ssize_t read(int fd, void *d, size_t n)
 {
-    ssize_t r;
     CM_LIBC_REAL(read);
     cm_libc_prepare(d, n);
-    r = cm_real_read(fd, d, n);
-    if (r > 0) {
-        cm_libc_wrote(d, (size_t)r);
-    }
-    return r;
+    return cm_libc_got(d, cm_real_read(fd, d, n));
 }
 
 ssize_t pread(int fd, void *d, size_t n, off_t off)
 {
-    ssize_t r;
     CM_LIBC_REAL(pread);
     cm_libc_prepare(d, n);
-    r = cm_real_pread(fd, d, n, off);
-    if (r > 0) {
-        cm_libc_wrote(d, (size_t)r);
-    }
-    return r;
+    return cm_libc_got(d, cm_real_pread(fd, d, n, off));
 }
 
 ssize_t pread64(int fd, void *d, size_t n, off_t off)
@@ -333,26 +335,16 @@ ssize_t readv(int fd, const struct iovec *iov, int cnt)
 
 ssize_t recv(int fd, void *d, size_t n, int flags)
 {
-    ssize_t r;
     CM_LIBC_REAL(recv);
     cm_libc_prepare(d, n);
-    r = cm_real_recv(fd, d, n, flags);
-    if (r > 0) {
-        cm_libc_wrote(d, (size_t)r);
-    }
-    return r;
+    return cm_libc_got(d, cm_real_recv(fd, d, n, flags));
 }
 
 ssize_t recvfrom(int fd, void *d, size_t n, int flags, struct sockaddr *from, socklen_t *len)
 {
-    ssize_t r;
     CM_LIBC_REAL(recvfrom);
     cm_libc_prepare(d, n);
-    r = cm_real_recvfrom(fd, d, n, flags, from, len);
-    if (r > 0) {
-        cm_libc_wrote(d, (size_t)r);
-    }
-    return r;
+    return cm_libc_got(d, cm_real_recvfrom(fd, d, n, flags, from, len));
 }
 
 /* ---- in-place sorting --------------------------------------------------------- */

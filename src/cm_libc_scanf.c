@@ -8,8 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "config.h"
-#include "src/cm_hooks_api.h"
-#include "src/cm_runtime.h"
+#include "src/cm_libc.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -21,16 +20,6 @@
 
 typedef int (*cm_vsscanf_fn_t)(const char *, const char *, va_list);
 typedef int (*cm_vfscanf_fn_t)(FILE *, const char *, va_list);
-
-static void cm_scanf_wrote(const void *p, size_t n)
-{
-    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)cm_rt.shared_base, hi = lo + cm_rt.shared_size;
-
-    if (cm_rt.initialized && n != 0 && a < hi && a + n > lo) {
-        uintptr_t s = (a > lo) ? a : lo, e = (a + n < hi) ? a + n : hi;
-        cm_hook_store(s, e - s);
-    }
-}
 
 /* Reports the first `assigned` assignments of a conversion that returned it. */
 static void cm_scanf_report(const char *f, va_list ap, int assigned)
@@ -129,7 +118,7 @@ static void cm_scanf_report(const char *f, va_list ap, int assigned)
             default:
                 return; /* unknown conversion: libc stopped there too */
             }
-            cm_scanf_wrote(p, n);
+            cm_libc_wrote(p, n);
             if (c != 'n') {
                 done++;
             }

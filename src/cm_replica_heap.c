@@ -284,7 +284,7 @@ void *realloc(void *p, size_t n)
         free(p);
         return NULL;
     }
-    old = cm_rh_in(p) ? cm_rh_hdr(p)->size : cm_rh_libc_usable(p);
+    old = malloc_usable_size(p);
     if (cm_rh_in(p) && old >= n && old <= 2 * n + CM_RH_SMALL) {
         return p;
     }
