@@ -27,9 +27,11 @@
 #include "locks/cm_mcs.h"
 #include "src/cm_hooks_api.h"
 #include "src/cm_log.h"
+#include "src/cm_fault.h"
 #include "src/cm_merge.h"
 #include "src/cm_protocol.h"
 #include "src/cm_runtime.h"
+#include "src/cm_store_check.h"
 #include "src/cm_time.h"
 #include "src/cm_variant.h"
 #include "writenotice/cm_wn.h"
@@ -53,6 +55,9 @@ typedef struct {
 #define CM_PTE_PROCESSED 0x02 /* write transition done since mapping (the paper's processed bit) */
 #define CM_PTE_UNSAFE    0x04 /* on the local unsafe list */
 #define CM_PTE_SELF      0x08 /* on the self-notice list */
+#define CM_PTE_LISTED    0x10 /* on the dirty list (until the next release) */
+#define CM_PTE_OPEN      0x20 /* CM_CHECK_STORES: mapped read-write (a hooked store opened it) */
+#define CM_PTE_UNSEEN    0x40 /* CM_CHECK_STORES: written by a store the hooks did not see */
 
 typedef struct {
     uint32_t *v;
@@ -63,6 +68,7 @@ static struct {
     bool                   ready;
     bool                   init_phase;
     bool                   merge;       /* *SM variant */
+    bool                   check;       /* CM_CHECK_STORES (src/cm_store_check.c) */
     int                    me;
     int                    nprocs;
     cm_rma_t               *rma;
@@ -126,6 +132,15 @@ static cm_status_t cm_cm_protect(uint64_t p, int prot)
     return CM_OK;
 }
 
+/* Page p goes on the dirty list, once until the next release: the release visits it. */
+static inline void cm_cm_list_dirty(uint64_t p)
+{
+    if (!(cm_cm.pte[p].flags & CM_PTE_LISTED)) {
+        cm_cm.pte[p].flags |= CM_PTE_LISTED;
+        cm_list_push(&cm_cm.dirty, p);
+    }
+}
+
 /* ---- doubling: stores forwarded to the home ------------------------------ */
 
 /* Writes len bytes at app address addr (within one page) through to the page's home. */
@@ -172,10 +187,19 @@ static void cm_cm_store(uintptr_t addr, size_t len)
     }
     cm_cm.st.doubled_stores++;
     for (uint64_t p = p0; p <= p1; p++) {
-        if (!(cm_cm.pte[p].flags & CM_PTE_DIRTY)) {
-            cm_cm.pte[p].flags |= CM_PTE_DIRTY;
-            cm_list_push(&cm_cm.dirty, p);
+        cm_pte_t *pte = &cm_cm.pte[p];
+        pte->flags |= CM_PTE_DIRTY;
+        cm_cm_list_dirty(p);
+        if (cm_cm.check && pte->mapped && !(pte->flags & CM_PTE_OPEN)) {
+            /* Checked pages are read-only until a store the hooks see: this one. */
+            if (cm_cm_protect(p, PROT_READ | PROT_WRITE) != CM_OK) {
+                cm_fatal(1, "CM_CHECK_STORES: cannot open shared page %" PRIu64, p);
+            }
+            pte->flags |= CM_PTE_OPEN;
         }
+    }
+    if (cm_cm.check) {
+        cm_sc_stored(addr, len);
     }
     if (cm_cm.merge) {
         cm_merge_record(&cm_cm.mb, addr, len);
@@ -259,6 +283,31 @@ static cm_status_t cm_cm_write_transition(uint64_t p)
 
 /* ---- faults -------------------------------------------------------------------- */
 
+/* CM_CHECK_STORES: page p (just made writable) takes a store the hooks did not announce. */
+static void cm_cm_open_unseen(uint64_t p)
+{
+    cm_cm.pte[p].flags |= CM_PTE_OPEN | CM_PTE_UNSEEN;
+    cm_cm_list_dirty(p);
+    cm_sc_unseen(p, cm_fault_pc());
+}
+
+/* CM_CHECK_STORES, at a release or before the page is dropped: stops the job if page p holds a
+ * store the hooks did not see; closes it again. */
+static cm_status_t cm_cm_check_page(uint64_t p)
+{
+    cm_pte_t *pte = &cm_cm.pte[p];
+
+    if (!pte->mapped || !(pte->flags & (CM_PTE_OPEN | CM_PTE_UNSEEN))) {
+        return CM_OK;
+    }
+    cm_sc_verify(p, pte->home == cm_cm.me, pte->home, (pte->flags & CM_PTE_DIRTY) != 0);
+    if (pte->flags & CM_PTE_OPEN) {
+        CM_CHECK(cm_cm_protect(p, PROT_READ));
+    }
+    pte->flags &= (uint8_t)~(CM_PTE_OPEN | CM_PTE_UNSEEN);
+    return CM_OK;
+}
+
 static cm_status_t cm_cm_fault(void *addr, bool write)
 {
     uint64_t p = cm_cm_page((uintptr_t)addr), t0 = cm_ticks();
@@ -267,6 +316,12 @@ static cm_status_t cm_cm_fault(void *addr, bool write)
     cm_dir_effects_t fx;
 
     if (pte->mapped) {
+        if (cm_cm.check && write && !(pte->flags & CM_PTE_OPEN)) {
+            /* Read-only under the check, and no hooked store opened it: unseen. */
+            CM_CHECK(cm_cm_protect(p, PROT_READ | PROT_WRITE));
+            cm_cm_open_unseen(p);
+            return CM_OK;
+        }
         cm_error("unexpected fault at %p: page %" PRIu64 " is mapped read-write", addr, p);
         return CM_ERR_INVALID;
     }
@@ -283,11 +338,23 @@ static cm_status_t cm_cm_fault(void *addr, bool write)
         CM_CHECK(cm_rma_get(cm_cm.rma, (int)e.home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
         cm_cm.st.pages_fetched++;
     }
-    /* Read-write at once: writes are seen by the hooks (delayed write notices). */
-    CM_CHECK(cm_cm_protect(p, PROT_READ | PROT_WRITE));
+    /* Read-write at once: writes are seen by the hooks (delayed write notices). Under the check,
+     * read-only unless the hooks just announced a store to it. */
+    pte->flags &= CM_PTE_DIRTY | CM_PTE_LISTED; /* a store may have been recorded just before it faulted */
+    if (!cm_cm.check) {
+        CM_CHECK(cm_cm_protect(p, PROT_READ | PROT_WRITE));
+    } else {
+        bool announced = (pte->flags & CM_PTE_DIRTY) != 0;
+        CM_CHECK(cm_cm_protect(p, (announced || write) ? PROT_READ | PROT_WRITE : PROT_READ));
+        cm_sc_mapped(p, e.home == (uint32_t)cm_cm.me);
+        if (announced) {
+            pte->flags |= CM_PTE_OPEN;
+        } else if (write) {
+            cm_cm_open_unseen(p);
+        }
+    }
     pte->mapped = 1;
     pte->home   = (uint16_t)e.home;
-    pte->flags &= CM_PTE_DIRTY; /* a store may have been recorded just before it faulted */
     CM_CHECK(cm_cm_effects(p, &e, &fx));
     cm_cm.st.fault_ns += cm_ticks_to_ns(cm_ticks() - t0);
     return CM_OK;
@@ -304,6 +371,9 @@ static cm_status_t cm_cm_invalidate(uint64_t p)
     if (!pte->mapped) {
         return CM_OK;
     }
+    if (cm_cm.check) {
+        CM_CHECK(cm_cm_check_page(p));
+    }
     if ((pte->flags & CM_PTE_DIRTY) && !(pte->flags & CM_PTE_PROCESSED)) {
         /* Written and about to be dropped: its notices must not wait for our release. */
         CM_CHECK(cm_cm_write_transition(p));
@@ -311,7 +381,7 @@ static cm_status_t cm_cm_invalidate(uint64_t p)
     CM_CHECK(cm_cm_protect(p, PROT_NONE));
     CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_LEAVE, NULL, NULL, &e, &fx));
     pte->mapped = 0;
-    pte->flags  = 0;
+    pte->flags &= CM_PTE_LISTED; /* still on the dirty list: no second entry */
     cm_cm.st.invalidations++;
     return CM_OK;
 }
@@ -347,10 +417,13 @@ static cm_status_t cm_cm_release(void)
     for (uint64_t i = 0; i < cm_cm.dirty.n; i++) {
         uint64_t p = cm_cm.dirty.v[i];
         cm_pte_t *pte = &cm_cm.pte[p];
+        if (cm_cm.check) {
+            CM_CHECK(cm_cm_check_page(p));
+        }
         if (pte->mapped && (pte->flags & CM_PTE_DIRTY) && !(pte->flags & CM_PTE_PROCESSED)) {
             CM_CHECK(cm_cm_write_transition(p));
         }
-        pte->flags &= ~CM_PTE_DIRTY;
+        pte->flags &= (uint8_t)~(CM_PTE_DIRTY | CM_PTE_LISTED);
     }
     cm_cm.dirty.n = 0;
     /* Write-throughs and notices complete before anyone can see the release. */
@@ -580,6 +653,7 @@ static cm_status_t cm_cm_init(void)
     cm_cm.meta_base  = cm_rt.meta_base;
     cm_cm.meta       = &cm_rt.meta;
     cm_cm.merge      = (cfg->variant == CM_VARIANT_CHSM);
+    cm_cm.check      = cfg->check_stores;
     cm_cm.init_phase = true;
 
     switch ((cm_directory_kind_t)cfg->directory) {
@@ -611,6 +685,9 @@ static cm_status_t cm_cm_init(void)
     }
     cm_merge_init(&cm_cm.mb, cm_cm.mb_entries, (unsigned)cfg->merge_lines, cm_cm_forward_range,
                   NULL);
+    if (cm_cm.check) {
+        CM_CHECK(cm_sc_init(cm_cm.app, cm_cm.npages, cm_cm.ps));
+    }
 
     /* Every page starts unmapped: its first access faults and joins the directory. */
     if (mprotect(cm_cm.app, cm_cm.npages << cm_cm.shift, PROT_NONE) != 0) {
@@ -645,6 +722,9 @@ static void cm_cm_fini(void)
     free(cm_cm.unsafe.v);
     free(cm_cm.selfn.v);
     free(cm_cm.mb_entries);
+    if (cm_cm.check) {
+        cm_sc_fini();
+    }
     cm_cm.ready = false;
 }
 

@@ -61,6 +61,12 @@
     _(first_touch, FIRST_TOUCH, BOOL, "yes", NULL, "protocol", \
       "After the initialization phase (the first barrier, or cm_init_done) a page's home moves to " \
       "the first process that touches it; no: homes stay round-robin.") \
+    _(check_stores, CHECK_STORES, BOOL, "no", NULL, "protocol", \
+      "Cashmere: stop the job, naming the address and the instruction, when a store into the shared " \
+      "region was not seen by the store hooks (code not built with cmcc, a raw system call), which " \
+      "would never reach the page's home. Pages are mapped read-only until a hooked store and pages " \
+      "homed elsewhere are compared with a twin at every release: slow, for finding such stores. " \
+      "TreadMarks sees every store by page protection and ignores it.") \
     _(tmk_gc_bytes, TMK_GC_BYTES, SIZE, "64m", NULL, "protocol", \
       "TreadMarks: when the write notices and diffs a process holds exceed this, the next barrier " \
       "collects garbage (every copy is brought up to date, then all history is dropped).") \

@@ -19,6 +19,22 @@ static struct sigaction cm_fault_previous;
 static volatile sig_atomic_t cm_fault_depth;
 static uintptr_t cm_fault_lo, cm_fault_span;
 static cm_status_t (*cm_fault_fn)(void *addr, bool write);
+static uintptr_t cm_fault_ip; /* the faulting instruction, while its fault is handled */
+
+static uintptr_t cm_fault_insn(void *uctx)
+{
+#if defined(__x86_64__)
+    return (uintptr_t)((ucontext_t *)uctx)->uc_mcontext.gregs[REG_RIP];
+#else
+    (void)uctx;
+    return 0;
+#endif
+}
+
+uintptr_t cm_fault_pc(void)
+{
+    return cm_fault_ip;
+}
 
 static bool cm_fault_is_write(void *uctx)
 {
@@ -55,7 +71,9 @@ static void cm_fault_handler(int sig, siginfo_t *si, void *uctx)
                  (void *)addr);
     }
     CM_RT_ENTER();
+    cm_fault_ip = cm_fault_insn(uctx);
     status = cm_fault_fn((void *)addr, cm_fault_is_write(uctx));
+    cm_fault_ip = 0;
     CM_RT_LEAVE();
     if (status != CM_OK) {
         cm_fatal(1, "cannot service the page fault at %p: %s", (void *)addr,

@@ -6,9 +6,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Faults in [lo, lo + span) call fn; others go to the previous SIGSEGV disposition. */
 cm_status_t cm_fault_install(void *lo, size_t span, cm_status_t (*fn)(void *addr, bool write));
 void cm_fault_uninstall(void);
+
+/* Inside fn: the address of the instruction that faulted (0 where unknown). */
+uintptr_t cm_fault_pc(void);
 
 #endif

@@ -9,7 +9,8 @@
 #            malloc and G_MALLOC memory) in a position-independent executable
 #   p_libc   shared memory written by libc (strcpy, sprintf, sscanf, qsort, fgets)
 #            and by the kernel (fread, pread)
-# then at 3 processes over TCP; and with address-space randomization left on, the pointer
+# also with CM_CHECK_STORES=yes (every libc and kernel write reaches the hooks: the check finds
+# no store they missed); then at 3 processes over TCP; and with address-space randomization left on, the pointer
 # table must fail.
 . "$top_srcdir/tests/lib.sh"
 use_shm
@@ -42,6 +43,8 @@ for np in 1 2 4; do
     expect_ok "$C/p_libc.pthreads" $np "$data"
     ref_libc=$out
     for setting in "CM_PROTOCOL=cashmere CM_VARIANT=CHSM" "CM_PROTOCOL=cashmere CM_VARIANT=CHSN" \
+                   "CM_PROTOCOL=cashmere CM_VARIANT=CHSM CM_CHECK_STORES=yes" \
+                   "CM_PROTOCOL=cashmere CM_VARIANT=CHSN CM_CHECK_STORES=yes" \
                    "CM_PROTOCOL=treadmarks"; do
         note "$np processes, $setting"
         expect_ok env $setting "$CMRUN" -n $np --stdin "$input" "$C/p_input" $np
@@ -55,7 +58,8 @@ done
 
 # Over TCP (RMA emulated in the target), 3 processes: the same outputs.
 use_tcp
-for setting in "CM_PROTOCOL=cashmere CM_VARIANT=CHSM" "CM_PROTOCOL=treadmarks"; do
+for setting in "CM_PROTOCOL=cashmere CM_VARIANT=CHSM" "CM_PROTOCOL=treadmarks" \
+               "CM_PROTOCOL=cashmere CM_VARIANT=CHSN CM_CHECK_STORES=yes"; do
     note "3 processes over TCP, $setting"
     expect_ok bash -c '"$0" "$1" < "$2"' "$C/p_input.pthreads" 3 "$input"
     ref_input=$out
