@@ -16,6 +16,11 @@
 
 int cm_check_max_procs(const cm_config_t *cfg, const char **setting, const char **reason)
 {
+    if (cfg->protocol == CM_PROTOCOL_NONE) {
+        *setting = "CM_PROTOCOL=none";
+        *reason  = "the sequential baseline: no coherence between processes";
+        return 1;
+    }
     if (cfg->protocol == CM_PROTOCOL_TREADMARKS) {
         *setting = "CM_PROTOCOL=treadmarks";
         *reason  = "as many as the Cashmere directory";

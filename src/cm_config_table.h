@@ -34,9 +34,10 @@
       "Top part of the shared region set aside for non-collective allocations (cm_malloc_local: " \
       "Tmk_malloc, PARMACS G_MALLOC after CREATE), split equally among the processes; the rest is " \
       "the collective heap (cm_malloc). 0: a quarter of CM_SHARED_SIZE.") \
-    _(protocol, PROTOCOL, ENUM, "cashmere", "cashmere|treadmarks", "protocol", \
+    _(protocol, PROTOCOL, ENUM, "cashmere", "cashmere|treadmarks|none", "protocol", \
       "Coherence protocol: cashmere (directory, write notices, write-through to homes over " \
-      "one-sided RDMA) or treadmarks (lazy release consistency, twins and diffs, messages).") \
+      "one-sided RDMA), treadmarks (lazy release consistency, twins and diffs, messages), or none " \
+      "(one process, the shared region plain memory: the sequential baseline of speedups).") \
     _(variant, VARIANT, ENUM, "CHSM", "CHSM|CHSN|CHHM|CHHN|NHHM|NHHN|NSHM|NSHN|NSSN|NSSM", \
       "protocol", \
       "Cashmere variant, the paper's four letters: C copy page on fault / N line transfers; read " \

@@ -206,8 +206,17 @@ static int cm_rt_init(int *argc, char ***argv)
         cm_heap_init(&cm_rt.heap, cm_rt.local_base, page);
         cm_heap_init(&cm_rt.local_heap, cm_rt.local_arena, page);
     }
-    cm_rt.proto = (cm_rt.config.protocol == CM_PROTOCOL_TREADMARKS) ? &cm_protocol_treadmarks
-                                                                    : &cm_protocol_cashmere;
+    switch ((cm_protocol_kind_t)cm_rt.config.protocol) {
+    case CM_PROTOCOL_TREADMARKS:
+        cm_rt.proto = &cm_protocol_treadmarks;
+        break;
+    case CM_PROTOCOL_NONE:
+        cm_rt.proto = &cm_protocol_none;
+        break;
+    default:
+        cm_rt.proto = &cm_protocol_cashmere;
+        break;
+    }
     status = cm_rt.proto->init();
     if (status == CM_OK) {
         status = cm_fault_install(cm_rt.shared_base, cm_rt.shared_size, cm_rt.proto->fault);

@@ -34,5 +34,6 @@ typedef struct {
 
 extern const cm_protocol_t cm_protocol_cashmere;
 extern const cm_protocol_t cm_protocol_treadmarks;
+extern const cm_protocol_t cm_protocol_none;
 
 #endif

@@ -214,7 +214,8 @@ static int cm_info_check(int nprocs, int local)
         return 1;
     }
     cashmere = (cfg.protocol == CM_PROTOCOL_CASHMERE);
-    printf("protocol=%s\nvariant=%s\nhooks=%s\n", cashmere ? "cashmere" : "treadmarks",
+    printf("protocol=%s\nvariant=%s\nhooks=%s\n",
+           cashmere ? "cashmere" : (cfg.protocol == CM_PROTOCOL_NONE) ? "none" : "treadmarks",
            cm_variants[cfg.variant].name,
            (cashmere && cm_variant_needs_hooks((cm_variant_t)cfg.variant)) ? "yes" : "no");
     cm_config_release(&cfg);
