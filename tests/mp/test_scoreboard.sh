@@ -1,0 +1,48 @@
+#!/bin/bash
+# experiments/scoreboard at test size, two apps: one row per cell with median,
+# min and max against the sequential baseline (CM_PROTOCOL=none), a progress
+# line per run, what produced the numbers beside them, results outside the
+# source tree by default, the figure when gnuplot is there; a run past its
+# timeout makes the whole scoreboard fail and is named in its row.
+. "$top_srcdir/tests/lib.sh"
+use_shm
+SB="$top_srcdir/experiments/scoreboard"
+home=$(mktemp -d)
+trap 'rm -rf "$home"' EXIT
+export CMRUN CM_APPS_DIR="$top_builddir/apps"
+
+note "two apps, TreadMarks and CHSN, 1 and 2 processes, 2 repetitions, default output directory"
+expect_ok env HOME="$home" "$SB" --size test --apps "sor water" --settings "treadmarks CHSN" \
+    --procs "1 2" --reps 2
+dir=$(ls -d "$home"/cashmere-results/scoreboard-test-* 2>/dev/null | head -1)
+[ -n "$dir" ] || fail "no results under \$HOME/cashmere-results"
+csv="$dir/scoreboard.csv"
+[ "$(head -1 "$csv")" = "app,setting,procs,median_s,min_s,max_s,verify,runs" ] || fail "CSV header: $(head -1 "$csv")"
+[ "$(tail -n +2 "$csv" | wc -l)" -eq 10 ] || fail "expected 10 cells (2 apps x (baseline + 2 x 2))"
+awk -F, 'NR > 1 && !($7 == "OK" && $8 == 2 && $5 <= $4 && $4 <= $6 && $5 > 0) { bad = 1; print "  bad row: " $0 }
+         END { exit bad }' "$csv" || fail "a cell is not OK with 2 runs and min <= median <= max"
+grep -q '^sor,sequential,1,' "$csv" || fail "no sequential baseline row"
+expect_out '\[20/20\] water +CHSN +2 procs, run 2: .* left\)$'
+[ "$(count_out '^scoreboard: \[[0-9]+/20\]')" -eq 20 ] || fail "not one progress line per run"
+grep -Eq '^\| sor \| [0-9.]+ \[' "$dir/scoreboard.md" || fail "markdown table lacks the baseline"
+grep -Eq '\([0-9]+\.[0-9]{2}\) \|' "$dir/scoreboard.md" || fail "markdown table lacks speedups"
+grep -q '^commit: ' "$dir/meta.txt" && grep -q '^cpus: ' "$dir/meta.txt" || fail "meta.txt incomplete"
+grep -q 'CM_PROTOCOL' "$dir/config.txt" || fail "config.txt lacks the cm_info -c dump"
+if command -v gnuplot > /dev/null 2>&1; then
+    grep -q '<svg' "$dir/speedup.svg" || fail "no figure"
+else
+    expect_out 'no figure: gnuplot is not installed'
+fi
+
+note "a run past its timeout fails the scoreboard and is named"
+run "$JOB_TIMEOUT" env HOME="$home" "$SB" --size paper --apps gauss --settings treadmarks \
+    --procs 2 --reps 1 --timeout 1 --out "$home/t"
+[ "$rc" -ne 0 ] || fail "the scoreboard exited 0 with a timed-out run"
+grep -q '^gauss,treadmarks,2,.*,TIMEOUT,' "$home/t/scoreboard.csv" || fail "the timed-out cell is not marked"
+
+note "bad options"
+expect_fail "$SB" --reps 0
+expect_out 'scoreboard: error: --reps needs a positive number'
+expect_fail "$SB" --settings "CHSM bogus"
+expect_out "unknown setting 'bogus'"
+echo PASS
