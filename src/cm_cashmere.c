@@ -31,6 +31,7 @@
 #include "src/cm_merge.h"
 #include "src/cm_protocol.h"
 #include "src/cm_runtime.h"
+#include "src/cm_shadow.h"
 #include "src/cm_store_check.h"
 #include "src/cm_time.h"
 #include "src/cm_variant.h"
@@ -132,6 +133,16 @@ static cm_status_t cm_cm_protect(uint64_t p, int prot)
     return CM_OK;
 }
 
+/* Inline checks (src/cm_shadow.c): must stores to page p reach the hook? Not when it is mapped,
+ * homed here (nothing to forward) and its write transition is done or pending (a later store
+ * adds nothing); always under CM_CHECK_STORES. */
+static bool cm_cm_armed(uint64_t p)
+{
+    const cm_pte_t *pte = &cm_cm.pte[p];
+    return cm_cm.check || !pte->mapped || pte->home != cm_cm.me ||
+           !(pte->flags & (CM_PTE_DIRTY | CM_PTE_PROCESSED));
+}
+
 /* Page p goes on the dirty list, once until the next release: the release visits it. */
 static inline void cm_cm_list_dirty(uint64_t p)
 {
@@ -190,6 +201,9 @@ static void cm_cm_store(uintptr_t addr, size_t len)
         cm_pte_t *pte = &cm_cm.pte[p];
         pte->flags |= CM_PTE_DIRTY;
         cm_cm_list_dirty(p);
+        if (pte->mapped && pte->home == cm_cm.me && !cm_cm.check) {
+            cm_shadow_set(p, false); /* homed here, transition pending: later stores add nothing */
+        }
         if (cm_cm.check && pte->mapped && !(pte->flags & CM_PTE_OPEN)) {
             /* Checked pages are read-only until a store the hooks see: this one. */
             if (cm_cm_protect(p, PROT_READ | PROT_WRITE) != CM_OK) {
@@ -355,6 +369,7 @@ static cm_status_t cm_cm_fault(void *addr, bool write)
     }
     pte->mapped = 1;
     pte->home   = (uint16_t)e.home;
+    cm_shadow_set(p, cm_cm_armed(p));
     CM_CHECK(cm_cm_effects(p, &e, &fx));
     cm_cm.st.fault_ns += cm_ticks_to_ns(cm_ticks() - t0);
     return CM_OK;
@@ -382,6 +397,7 @@ static cm_status_t cm_cm_invalidate(uint64_t p)
     CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_LEAVE, NULL, NULL, &e, &fx));
     pte->mapped = 0;
     pte->flags &= CM_PTE_LISTED; /* still on the dirty list: no second entry */
+    cm_shadow_set(p, true);
     cm_cm.st.invalidations++;
     return CM_OK;
 }
@@ -489,6 +505,7 @@ static cm_status_t cm_cm_init_end(void)
         return CM_ERR_NO_MEMORY;
     }
     memset(cm_cm.pte, 0, cm_cm.npages * sizeof(*cm_cm.pte));
+    CM_CHECK(cm_shadow_reset()); /* every page armed again, filled on next use */
     cm_cm.dirty.n  = 0;
     cm_cm.unsafe.n = 0;
     cm_cm.selfn.n  = 0;
@@ -694,6 +711,7 @@ static cm_status_t cm_cm_init(void)
         cm_error("mprotect of the shared region failed: %s", strerror(errno));
         return CM_ERR_NO_MEMORY;
     }
+    CM_CHECK(cm_shadow_attach(cm_cm.app, cm_cm.npages, cm_cm.ps, cm_cm_armed));
     cm_hooks_set_range((uintptr_t)cm_cm.app, cm_cm.npages << cm_cm.shift, cm_cm_store);
 
     snprintf(cm_cm.describe, sizeof(cm_cm.describe),
@@ -716,6 +734,7 @@ static void cm_cm_fini(void)
         return;
     }
     cm_hooks_set_range(0, 0, NULL);
+    cm_shadow_detach();
     cm_wn_fini(&cm_cm.wn);
     free(cm_cm.pte);
     free(cm_cm.dirty.v);

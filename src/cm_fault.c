@@ -9,6 +9,7 @@
 #include "src/cm_replica_heap.h"
 #include "src/cm_log.h"
 #include "src/cm_runtime.h"
+#include "src/cm_shadow.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -53,6 +54,11 @@ static void cm_fault_handler(int sig, siginfo_t *si, void *uctx)
     int saved_errno = errno;
     cm_status_t status;
 
+    if (cm_shadow_fault(addr)) {
+        /* First use of a page of the inline checks' shadow: filled, the check runs again. */
+        errno = saved_errno;
+        return;
+    }
     if (addr - cm_fault_lo >= cm_fault_span || cm_fault_fn == NULL) {
         /* Not ours: let the previous handler (or the default crash) have it. */
         if ((cm_fault_previous.sa_flags & SA_SIGINFO) && cm_fault_previous.sa_sigaction != NULL) {

@@ -79,6 +79,31 @@ CM_HOOK_STORE(8)
 CM_HOOK_STORE(16)
 
 CM_HOOK_EXPORT void __asan_storeN(uintptr_t a, size_t n) { cm_hk_range(a, n); }
+
+/* Inline checks (cmcc with CMCC_CHECKS=inline): the compiled check reads the shadow
+ * (src/cm_shadow.c) and calls these only for a store whose shadow byte is armed. The range
+ * check stays: the region may be paused (PARMACS output muting) while its shadow is armed. */
+#define CM_HOOK_REPORT(n) \
+    CM_HOOK_EXPORT void __asan_report_store##n##_noabort(uintptr_t a) \
+    { \
+        if (cm_hk_in(a)) { \
+            cm_hook_store(a, n); \
+        } \
+    }
+
+CM_HOOK_REPORT(1)
+CM_HOOK_REPORT(2)
+CM_HOOK_REPORT(4)
+CM_HOOK_REPORT(8)
+CM_HOOK_REPORT(16)
+
+CM_HOOK_EXPORT void __asan_report_store_n_noabort(uintptr_t a, size_t n) { cm_hk_range(a, n); }
+
+/* Inline-check objects have no module constructor calling __asan_init: register here. */
+__attribute__((constructor)) static void cm_hk_ctor(void)
+{
+    __asan_init();
+}
 CM_HOOK_EXPORT void __asan_storeN_noabort(uintptr_t a, size_t n) { cm_hk_range(a, n); }
 CM_HOOK_EXPORT void __asan_loadN(uintptr_t a, size_t n) { (void)a; (void)n; }
 CM_HOOK_EXPORT void __asan_loadN_noabort(uintptr_t a, size_t n) { (void)a; (void)n; }

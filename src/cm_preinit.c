@@ -20,6 +20,9 @@
 #include "src/cm_preinit.h"
 #include "src/cm_log.h"
 #include "src/cm_runtime.h"
+#include "src/cm_shadow.h"
+
+#include <dlfcn.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -155,6 +158,11 @@ __attribute__((constructor)) static void cm_preinit_run(int argc, char **argv, c
 
     (void)argc;
     (void)envp;
+    /* A program built with inline checks reads their shadow from its first instrumented store
+     * on (its own constructors run after this one): map it before anything else. */
+    if (dlsym(RTLD_DEFAULT, "cm_hooks_inline") != NULL && cm_shadow_map() != CM_OK) {
+        _exit(1); /* logged */
+    }
     /* A bad setting is reported once, by cm_init; nothing here depends on it then. */
     if (cm_config_load(&cfg, environ, err, sizeof(err)) != CM_OK) {
         return;

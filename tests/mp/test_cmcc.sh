@@ -13,7 +13,7 @@ export LD_LIBRARY_PATH="$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 note "compile and link in one step"
 expect_ok "$CMCC" "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/sum"
 nm "$tmp/sum" | grep -q " T __asan_store8$" || fail "no store hooks linked in"
-nm "$tmp/sum" | grep -q "__asan_report" && fail "libasan's reporting linked in"
+nm "$tmp/sum" | grep -q " __asan_report_error" && fail "libasan's reporting linked in"
 ldd "$tmp/sum" | grep -q libasan && fail "linked against libasan"
 for variant in CHSM CHSN; do
     expect_ok env CM_VARIANT=$variant "$CMRUN" -n 3 "$tmp/sum"
@@ -30,6 +30,19 @@ note "--showme prints the commands: instrumented compile, plain link"
 expect_ok "$CMCC" --showme "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/x"
 [ "$(count_out ' -fsanitize=address ')" -eq 1 ] || fail "one instrumented compile expected"
 expect_out "-lcashmere_hooks -lcashmere"
+
+note "CMCC_CHECKS=inline: the check is compiled inline, the hook called only when the shadow says so"
+expect_ok env CMCC_CHECKS=inline "$CMCC" "${build[@]}" -c "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/inl.o"
+nm "$tmp/inl.o" | grep -q " U __asan_report_store[0-9]*_noabort$" || fail "no inline checks compiled"
+nm "$tmp/inl.o" | grep -q " U __asan_store" && fail "the inline build calls a hook per store"
+expect_ok env CMCC_CHECKS=inline "$CMCC" "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/suminl"
+for setting in "CM_VARIANT=CHSM" "CM_VARIANT=CHSN" "CM_VARIANT=CHSM CM_CHECK_STORES=yes" \
+               "CM_PROTOCOL=treadmarks"; do
+    expect_ok env $setting "$CMRUN" -n 3 "$tmp/suminl"
+    [ "$(count_out 'VERIFY OK, message .written through a libc call.$')" -eq 3 ] || fail "$setting: wrong sums"
+done
+expect_fail env CMCC_CHECKS=bogus "$CMCC" "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/y"
+expect_out "cmcc: error: CMCC_CHECKS='bogus': callback or inline"
 
 note "the same source built plain is refused under CHSM with a clear message"
 expect_ok cc "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/plain" -lcashmere
