@@ -641,7 +641,7 @@ static void cm_bench_protocol(cm_bench_t *b)
         loop_store_shared(store_page, 512);
         double priv = cm_bench_median_of(b, loop_store_private, NULL, 1 << 16);
         double dbl  = cm_bench_median_of(b, loop_store_shared, store_page, 1 << 14);
-        cm_bench_add(b, "store, private (hook range check)", 8, "us", priv / 1e3, -1, NULL);
+        cm_bench_add(b, "store, private", 8, "us", priv / 1e3, -1, NULL);
         cm_bench_add(b, (strcmp(vname, "CHSN") == 0) ? "store, shared page (CHSN doubling)"
                                                      : "store, shared page (CHSM doubling)",
                      8, "us", dbl / 1e3, priv / 1e3, "private store");

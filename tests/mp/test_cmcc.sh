@@ -12,7 +12,8 @@ export LD_LIBRARY_PATH="$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 note "compile and link in one step"
 expect_ok "$CMCC" "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/sum"
-nm "$tmp/sum" | grep -q " T __asan_store8$" || fail "no store hooks linked in"
+nm "$tmp/sum" | grep -q " T __asan_report_store8_noabort$" || fail "no store hooks linked in"
+nm "$tmp/sum" | grep -q " [DR] cm_hooks_inline$" || fail "the inline-check marker is not linked in"
 nm "$tmp/sum" | grep -q " __asan_report_error" && fail "libasan's reporting linked in"
 ldd "$tmp/sum" | grep -q libasan && fail "linked against libasan"
 for variant in CHSM CHSN; do
@@ -28,14 +29,16 @@ expect_ok "$CMRUN" -n 2 "$tmp/sum2"
 
 note "--showme prints the commands: instrumented compile, plain link"
 expect_ok "$CMCC" --showme "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/x"
-[ "$(count_out ' -fsanitize=address ')" -eq 1 ] || fail "one instrumented compile expected"
+[ "$(count_out ' -fsanitize=kernel-address ')" -eq 1 ] || fail "one instrumented compile expected"
 expect_out "-lcashmere_hooks -lcashmere"
 
-note "CMCC_CHECKS=inline: the check is compiled inline, the hook called only when the shadow says so"
-expect_ok env CMCC_CHECKS=inline "$CMCC" "${build[@]}" -c "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/inl.o"
+note "inline checks by default: the hook called only when the shadow says so; CMCC_CHECKS=callback: every store"
+expect_ok "$CMCC" "${build[@]}" -c "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/inl.o"
 nm "$tmp/inl.o" | grep -q " U __asan_report_store[0-9]*_noabort$" || fail "no inline checks compiled"
 nm "$tmp/inl.o" | grep -q " U __asan_store" && fail "the inline build calls a hook per store"
-expect_ok env CMCC_CHECKS=inline "$CMCC" "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/suminl"
+expect_ok env CMCC_CHECKS=callback "$CMCC" "${build[@]}" -c "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/cb.o"
+nm "$tmp/cb.o" | grep -q " U __asan_store[0-9]*$" || fail "the callback build calls no hook"
+expect_ok env CMCC_CHECKS=callback "$CMCC" "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/suminl"
 for setting in "CM_VARIANT=CHSM" "CM_VARIANT=CHSN" "CM_VARIANT=CHSM CM_CHECK_STORES=yes" \
                "CM_PROTOCOL=treadmarks"; do
     expect_ok env $setting "$CMRUN" -n 3 "$tmp/suminl"
