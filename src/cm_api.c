@@ -99,12 +99,22 @@ void cm_free_local(void *ptr)
     CM_RT_LEAVE();
 }
 
+/* A lock id of the job (0..CM_LOCKS-1), checked here once for every protocol. */
+static void cm_api_lock_id(int id, const char *fn)
+{
+    if (id < 0) {
+        cm_fatal(1, "%s(%d): lock ids are not negative", fn, id);
+    }
+    if ((unsigned)id >= cm_rt.meta.nlocks) {
+        cm_fatal(1, "lock id %d is out of range: CM_LOCKS=%u allows 0..%u", id, cm_rt.meta.nlocks,
+                 cm_rt.meta.nlocks - 1);
+    }
+}
+
 void cm_lock_acquire(int id)
 {
     cm_api_require("cm_lock_acquire");
-    if (id < 0) {
-        cm_fatal(1, "cm_lock_acquire(%d): lock ids are not negative", id);
-    }
+    cm_api_lock_id(id, "cm_lock_acquire");
     CM_RT_ENTER();
     cm_api_check(cm_rt.proto->lock_acquire((unsigned)id), "cm_lock_acquire");
     CM_RT_LEAVE();
@@ -113,9 +123,7 @@ void cm_lock_acquire(int id)
 void cm_lock_release(int id)
 {
     cm_api_require("cm_lock_release");
-    if (id < 0) {
-        cm_fatal(1, "cm_lock_release(%d): lock ids are not negative", id);
-    }
+    cm_api_lock_id(id, "cm_lock_release");
     CM_RT_ENTER();
     cm_api_check(cm_rt.proto->lock_release((unsigned)id), "cm_lock_release");
     CM_RT_LEAVE();

@@ -544,18 +544,13 @@ static cm_status_t cm_cm_barrier(void)
 
 /* ---- locks ------------------------------------------------------------------- */
 
-static cm_status_t cm_cm_lock_addr(unsigned id, int *home, uint64_t **tail, cm_mcs_qnode_t **q)
+/* Lock id (checked by cm_api.c): its home, tail word and our queue node. */
+static void cm_cm_lock_addr(unsigned id, int *home, uint64_t **tail, cm_mcs_qnode_t **q)
 {
-    if (id >= cm_cm.meta->nlocks) {
-        cm_error("lock id %u is out of range: CM_LOCKS=%u allows 0..%u", id, cm_cm.meta->nlocks,
-                 cm_cm.meta->nlocks - 1);
-        return CM_ERR_INVALID;
-    }
     *home = (int)(id % (unsigned)cm_cm.nprocs);
     *tail = (uint64_t *)(cm_cm.meta_base + cm_cm.meta->lock_tails) + id / (unsigned)cm_cm.nprocs;
     *q    = (cm_mcs_qnode_t *)(cm_cm.meta_base + cm_cm.meta->lock_qnodes +
                                (size_t)id * CM_META_LOCK_QNODE);
-    return CM_OK;
 }
 
 static cm_status_t cm_cm_lock_acquire(unsigned id)
@@ -564,7 +559,7 @@ static cm_status_t cm_cm_lock_acquire(unsigned id)
     uint64_t *tail, t0;
     cm_mcs_qnode_t *q;
 
-    CM_CHECK(cm_cm_lock_addr(id, &home, &tail, &q));
+    cm_cm_lock_addr(id, &home, &tail, &q);
     t0 = cm_ticks();
     CM_CHECK(cm_mcs_acquire(cm_cm.rma, home, tail, q, NULL));
     cm_cm.st.lock_wait_ns += cm_ticks_to_ns(cm_ticks() - t0);
@@ -582,7 +577,7 @@ static cm_status_t cm_cm_lock_release(unsigned id)
     uint64_t *tail;
     cm_mcs_qnode_t *q;
 
-    CM_CHECK(cm_cm_lock_addr(id, &home, &tail, &q));
+    cm_cm_lock_addr(id, &home, &tail, &q);
     CM_CHECK(cm_cm_release());
     return cm_mcs_release(cm_cm.rma, home, tail, q, NULL, NULL, NULL);
 }
