@@ -12,8 +12,8 @@
  * (directory/), write notices (writenotice/), locks and barriers (locks/),
  * page copies and write-throughs (rma/). No request needs a remote CPU.
  *
- * Delayed write notices: a fault always maps the page read-write; the store
- * hooks mark written pages dirty, and a release performs the write
+ * Delayed write notices: a fault maps the page read-write (read-only under
+ * CM_CHECK_STORES until a hooked store opens it); the store hooks mark written pages dirty, and a release performs the write
  * transition (join the writers, notices if the page turns WEAK) for every
  * dirty page not yet processed. Release = forward buffered stores, process
  * dirty pages, flush every outstanding put, then hand the lock on. Acquire =

@@ -2,11 +2,13 @@
  * Store hooks, linked into programs built with cmcc (libcashmere_hooks.a).
  * Compiled without instrumentation and without builtins.
  *
- * GCC's AddressSanitizer in callback mode (DESIGN.md section 6) calls
- * __asan_store<N>(addr) before every store of the instrumented program; here
- * that is a range check against the shared region and, for a shared store, a
- * call into the runtime, which forwards the stored bytes to the page's home.
- * The remaining entry points of the ABI the compiler references are no-ops.
+ * GCC's AddressSanitizer instrumentation (DESIGN.md section 6) calls
+ * __asan_report_store<N>_noabort(addr) before a store whose shadow byte is
+ * armed (inline checks, the default) or __asan_store<N>(addr) before every
+ * store (callback mode); either is a range check against the shared region
+ * and, for a shared store, a call into the runtime, which forwards the stored
+ * bytes to the page's home. The remaining entry points of the ABI the
+ * compiler references are no-ops.
  *
  * memcpy, memmove and memset are interposed: a copy into the shared region is
  * reported once it has happened. (GCC itself turns small fixed-size copies
@@ -56,19 +58,22 @@ CM_HOOK_EXPORT void __asan_init(void)
 CM_HOOK_EXPORT void __asan_version_mismatch_check_v8(void) {}
 CM_HOOK_EXPORT void __asan_handle_no_return(void) {}
 
+/* A store of n bytes at a: a shared one goes to the runtime. */
+static inline void cm_hk_store(uintptr_t a, size_t n)
+{
+    if (__builtin_expect(cm_hk_in(a), 0)) {
+        cm_hook_store(a, n);
+    }
+}
+
+/* Callback mode (CMCC_CHECKS=callback) calls __asan_store<n> before every store. Inline checks
+ * (the default) read the shadow (src/cm_shadow.c) and call __asan_report_store<n>_noabort only
+ * for a store whose shadow byte is armed; the range check stays there too: the region may be
+ * paused (PARMACS output muting) while its shadow is armed. */
 #define CM_HOOK_STORE(n) \
-    CM_HOOK_EXPORT void __asan_store##n(uintptr_t a) \
-    { \
-        if (__builtin_expect(cm_hk_in(a), 0)) { \
-            cm_hook_store(a, n); \
-        } \
-    } \
-    CM_HOOK_EXPORT void __asan_store##n##_noabort(uintptr_t a) \
-    { \
-        if (__builtin_expect(cm_hk_in(a), 0)) { \
-            cm_hook_store(a, n); \
-        } \
-    } \
+    CM_HOOK_EXPORT void __asan_store##n(uintptr_t a) { cm_hk_store(a, n); } \
+    CM_HOOK_EXPORT void __asan_store##n##_noabort(uintptr_t a) { cm_hk_store(a, n); } \
+    CM_HOOK_EXPORT void __asan_report_store##n##_noabort(uintptr_t a) { cm_hk_store(a, n); } \
     CM_HOOK_EXPORT void __asan_load##n(uintptr_t a) { (void)a; } \
     CM_HOOK_EXPORT void __asan_load##n##_noabort(uintptr_t a) { (void)a; }
 
@@ -79,24 +84,6 @@ CM_HOOK_STORE(8)
 CM_HOOK_STORE(16)
 
 CM_HOOK_EXPORT void __asan_storeN(uintptr_t a, size_t n) { cm_hk_range(a, n); }
-
-/* Inline checks (cmcc with CMCC_CHECKS=inline): the compiled check reads the shadow
- * (src/cm_shadow.c) and calls these only for a store whose shadow byte is armed. The range
- * check stays: the region may be paused (PARMACS output muting) while its shadow is armed. */
-#define CM_HOOK_REPORT(n) \
-    CM_HOOK_EXPORT void __asan_report_store##n##_noabort(uintptr_t a) \
-    { \
-        if (cm_hk_in(a)) { \
-            cm_hook_store(a, n); \
-        } \
-    }
-
-CM_HOOK_REPORT(1)
-CM_HOOK_REPORT(2)
-CM_HOOK_REPORT(4)
-CM_HOOK_REPORT(8)
-CM_HOOK_REPORT(16)
-
 CM_HOOK_EXPORT void __asan_report_store_n_noabort(uintptr_t a, size_t n) { cm_hk_range(a, n); }
 
 /* Inline-check objects have no module constructor calling __asan_init: register here. */
