@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <ucp/api/ucp.h>
 
 typedef struct cm_rma cm_rma_t;
@@ -53,6 +54,40 @@ typedef struct {
 } cm_rma_stats_t;
 
 typedef enum { CM_CMP_EQ, CM_CMP_NE, CM_CMP_GT, CM_CMP_GE, CM_CMP_LT, CM_CMP_LE } cm_rma_cmp_t;
+
+/*
+ * A put into a peer's directly mapped memory, written the way a NIC writes it:
+ * every byte once, each aligned word by one 8-byte store, in ascending order.
+ * memcpy may store a byte twice (glibc copies 8 to 15 bytes with two
+ * overlapping 8-byte stores). A peer polling the word can see the first store,
+ * act on it and reset the word before the second lands and writes the old
+ * value back: that is how a queue link reappeared in a node its owner had just
+ * reset (a hand-off to a process that was not waiting, i.e. two holders and a
+ * lost update, or a cycle and a hang, once in about 600 runs).
+ */
+static inline void cm_rma_copy_once(char *dst, const char *src, size_t len)
+{
+#if defined(__x86_64__)
+    if (len >= 256) {
+        /* A string move stores each byte once, at memcpy's speed (enhanced rep movsb). */
+        __asm__ __volatile__("rep movsb" : "+D"(dst), "+S"(src), "+c"(len) : : "memory");
+        return;
+    }
+#endif
+    while (len > 0 && ((uintptr_t)dst & 7) != 0) {
+        *(volatile char *)dst++ = *src++;
+        len--;
+    }
+    for (; len >= 8; len -= 8, dst += 8, src += 8) {
+        uint64_t w;
+        memcpy(&w, src, sizeof(w)); /* one (possibly unaligned) load */
+        __atomic_store_n((uint64_t *)(void *)dst, w, __ATOMIC_RELAXED);
+    }
+    while (len > 0) {
+        *(volatile char *)dst++ = *src++;
+        len--;
+    }
+}
 
 /* Collective: UCX context and worker, address exchange, endpoints to every rank (self included). */
 cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p);
@@ -100,6 +135,13 @@ int cm_rma_nprocs(const cm_rma_t *rma);
 
 /* Capability: pointer through which this process can load/store pe's copy of addr, or NULL. */
 void *cm_rma_ptr(cm_rma_t *rma, int pe, const void *addr);
+/*
+ * Pointer through which plain CPU stores reach pe's copy of addr exactly as a
+ * put would (directly mapped memory, no delay injection to honour), or NULL:
+ * then stores must go through cm_rma_put*. The caller orders its stores
+ * (a fence before anything that publishes them); cm_rma_flush does not know of them.
+ */
+void *cm_rma_store_ptr(cm_rma_t *rma, int pe, const void *addr);
 /* True if every peer's memory in every segment is directly mapped. */
 bool cm_rma_all_mapped(const cm_rma_t *rma);
 bool cm_rma_progress_thread_running(const cm_rma_t *rma);

@@ -919,6 +919,12 @@ void *cm_rma_ptr(cm_rma_t *rma, int pe, const void *addr)
     return seg->rbase[pe] + ((uintptr_t)addr - seg->base);
 }
 
+void *cm_rma_store_ptr(cm_rma_t *rma, int pe, const void *addr)
+{
+    /* A modeled network charges every put: stores that bypass it would not be charged. */
+    return rma->delay.enabled ? NULL : cm_rma_ptr(rma, pe, addr);
+}
+
 void cm_rma_describe_peer(cm_rma_t *rma, int pe, char *buf, size_t len)
 {
     char *text = NULL, *line, *save = NULL;
@@ -1006,40 +1012,6 @@ static cm_status_t cm_rma_ucx_complete(cm_rma_t *rma, const char *what)
         rma->stash_used    = 0;
     }
     return status;
-}
-
-/*
- * A put into a peer's directly mapped memory, written the way a NIC writes it:
- * every byte once, each aligned word by one 8-byte store, in ascending order.
- * memcpy may store a byte twice (glibc copies 8 to 15 bytes with two
- * overlapping 8-byte stores). A peer polling the word can see the first store,
- * act on it and reset the word before the second lands and writes the old
- * value back: that is how a queue link reappeared in a node its owner had just
- * reset (a hand-off to a process that was not waiting, i.e. two holders and a
- * lost update, or a cycle and a hang, once in about 600 runs).
- */
-static inline void cm_rma_copy_once(char *dst, const char *src, size_t len)
-{
-#if defined(__x86_64__)
-    if (len >= 256) {
-        /* A string move stores each byte once, at memcpy's speed (enhanced rep movsb). */
-        __asm__ __volatile__("rep movsb" : "+D"(dst), "+S"(src), "+c"(len) : : "memory");
-        return;
-    }
-#endif
-    while (len > 0 && ((uintptr_t)dst & 7) != 0) {
-        *(volatile char *)dst++ = *src++;
-        len--;
-    }
-    for (; len >= 8; len -= 8, dst += 8, src += 8) {
-        uint64_t w;
-        memcpy(&w, src, sizeof(w)); /* one (possibly unaligned) load */
-        __atomic_store_n((uint64_t *)(void *)dst, w, __ATOMIC_RELAXED);
-    }
-    while (len > 0) {
-        *(volatile char *)dst++ = *src++;
-        len--;
-    }
 }
 
 /*

@@ -30,6 +30,7 @@
 #include "src/cm_fault.h"
 #include "src/cm_merge.h"
 #include "src/cm_protocol.h"
+#include "src/cm_replica_heap.h"
 #include "src/cm_runtime.h"
 #include "src/cm_shadow.h"
 #include "src/cm_store_check.h"
@@ -91,6 +92,10 @@ static struct {
     cm_merge_entry_t       *mb_entries;
     uintptr_t              pend_addr;   /* CHSN: the last store, forwarded at the next one */
     size_t                 pend_len;
+    char                   *pend_dst;   /* its home's copy when plain stores reach it, or NULL */
+    intptr_t               *home_delta; /* per rank: app address + delta = that rank's copy,
+                                           reached by plain stores; 0: through RMA puts */
+    bool                   direct;      /* stores through home_delta since the last fence */
     cm_stats_t             st;
     uint64_t               t_start;
     char                   describe[512];
@@ -154,6 +159,28 @@ static inline void cm_cm_list_dirty(uint64_t p)
 
 /* ---- doubling: stores forwarded to the home ------------------------------ */
 
+/*
+ * Copies len bytes of our copy (network view) to dst, the home's copy mapped here, the way a
+ * put lands (each byte once, aligned words whole: a peer may poll the word). This is the
+ * doubled store of the paper's Memory Channel: one more store, no software in between.
+ */
+static inline void cm_cm_store_direct(char *dst, uintptr_t addr, size_t len)
+{
+    const char *src = cm_cm.net + (addr - (uintptr_t)cm_cm.app);
+
+    if (len == 8 && ((uintptr_t)dst & 7) == 0) {
+        __atomic_store_n((uint64_t *)(void *)dst, *(const uint64_t *)(const void *)src,
+                         __ATOMIC_RELAXED);
+    } else if (len == 4 && ((uintptr_t)dst & 3) == 0) {
+        __atomic_store_n((uint32_t *)(void *)dst, *(const uint32_t *)(const void *)src,
+                         __ATOMIC_RELAXED);
+    } else {
+        cm_rma_copy_once(dst, src, len);
+    }
+    cm_cm.direct = true;
+    cm_cm.st.forwarded_puts++;
+}
+
 /* Writes len bytes at app address addr (within one page) through to the page's home. */
 static void cm_cm_forward(uintptr_t addr, size_t len)
 {
@@ -164,6 +191,10 @@ static void cm_cm_forward(uintptr_t addr, size_t len)
 
     if (!pte->mapped || pte->home == cm_cm.me) {
         return; /* our stores went straight into the master copy */
+    }
+    if (cm_cm.home_delta[pte->home] != 0) {
+        cm_cm_store_direct((char *)addr + cm_cm.home_delta[pte->home], addr, len);
+        return;
     }
     /* Source: our network view of the same bytes, never protected (a later
      * invalidation must not fault inside the transport). */
@@ -187,8 +218,35 @@ static void cm_cm_forward_range(uintptr_t addr, size_t len, void *arg)
     }
 }
 
-/* Hook target: a store of len bytes at addr is about to happen (or, for memcpy, happened). */
-static void cm_cm_store(uintptr_t addr, size_t len)
+/* CHSN: forwards the pending store, which is done by now. */
+static void cm_cm_forward_pending(void)
+{
+    if (cm_cm.pend_dst != NULL) {
+        cm_cm_store_direct(cm_cm.pend_dst, cm_cm.pend_addr, cm_cm.pend_len);
+    } else {
+        cm_cm_forward_range(cm_cm.pend_addr, cm_cm.pend_len, NULL);
+    }
+    cm_cm.pend_len = 0;
+}
+
+/* CHSN: the store of len bytes at addr within page p, about to happen, becomes the pending one. */
+static inline void cm_cm_pend(uintptr_t addr, size_t len, uint64_t p)
+{
+    const cm_pte_t *pte = &cm_cm.pte[p];
+
+    if (pte->mapped && pte->home == cm_cm.me) {
+        return; /* the store goes straight into the master copy */
+    }
+    cm_cm.pend_addr = addr;
+    cm_cm.pend_len  = len;
+    /* Unmapped now: the store faults first and the page's home is known at forwarding. */
+    cm_cm.pend_dst = (pte->mapped && cm_cm.home_delta[pte->home] != 0)
+                         ? (char *)addr + cm_cm.home_delta[pte->home]
+                         : NULL;
+}
+
+/* Everything but the common case of cm_cm_store: marking pages dirty, the check, page spans. */
+__attribute__((noinline)) static void cm_cm_store_slow(uintptr_t addr, size_t len)
 {
     uint64_t p0 = cm_cm_page(addr), p1 = cm_cm_page(addr + len - 1);
 
@@ -196,7 +254,6 @@ static void cm_cm_store(uintptr_t addr, size_t len)
         len = (uintptr_t)cm_cm.app + (cm_cm.npages << cm_cm.shift) - addr;
         p1  = cm_cm.npages - 1;
     }
-    cm_cm.st.doubled_stores++;
     for (uint64_t p = p0; p <= p1; p++) {
         cm_pte_t *pte = &cm_cm.pte[p];
         pte->flags |= CM_PTE_DIRTY;
@@ -217,14 +274,51 @@ static void cm_cm_store(uintptr_t addr, size_t len)
     }
     if (cm_cm.merge) {
         cm_merge_record(&cm_cm.mb, addr, len);
-    } else {
-        /* The hook runs before the store: forward the previous one, which is done by now. */
-        if (cm_cm.pend_len != 0) {
-            cm_cm_forward_range(cm_cm.pend_addr, cm_cm.pend_len, NULL);
-        }
-        cm_cm.pend_addr = addr;
-        cm_cm.pend_len  = len;
+        return;
     }
+    if (cm_cm.pend_len != 0) {
+        cm_cm_forward_pending();
+    }
+    if (p0 == p1) {
+        cm_cm_pend(addr, len, p0);
+    } else {
+        cm_cm.pend_addr = addr; /* spans pages: forwarded page by page */
+        cm_cm.pend_len  = len;
+        cm_cm.pend_dst  = NULL;
+    }
+}
+
+/*
+ * Hook target: a store of len bytes at addr is about to happen (or, for memcpy, happened).
+ * The common case is a store within a page already marked dirty, to a home whose memory is
+ * mapped here: the previous store is copied there (CHSN) or this one's bytes are marked in the
+ * merge buffer's current line (CHSM). That path is a leaf; everything else is out of line.
+ */
+static void cm_cm_store(uintptr_t addr, size_t len)
+{
+    const uint8_t marked = CM_PTE_DIRTY | CM_PTE_LISTED;
+    uintptr_t off = addr - (uintptr_t)cm_cm.app;
+    uint64_t p = off >> cm_cm.shift;
+
+    cm_cm.st.doubled_stores++;
+    if (__builtin_expect(((off ^ (off + len - 1)) >> cm_cm.shift) == 0 &&
+                         (cm_cm.pte[p].flags & marked) == marked && !cm_cm.check, 1)) {
+        if (cm_cm.merge) {
+            if (cm_merge_hit(&cm_cm.mb, addr, len)) {
+                return;
+            }
+        } else if (cm_cm.pend_dst != NULL || cm_cm.pend_len == 0) {
+            if (cm_cm.pend_len != 0) {
+                cm_cm_store_direct(cm_cm.pend_dst, cm_cm.pend_addr, cm_cm.pend_len);
+            }
+            cm_cm.pend_len = 0;
+            cm_cm_pend(addr, len, p);
+            return;
+        }
+    }
+    CM_RT_ENTER(); /* the slow path may reach UCX, which may allocate */
+    cm_cm_store_slow(addr, len);
+    CM_RT_LEAVE();
 }
 
 /* Forwards everything buffered or pending (release, acquire, finalize). */
@@ -233,8 +327,12 @@ static void cm_cm_flush_doubling(void)
     if (cm_cm.merge) {
         cm_merge_flush(&cm_cm.mb);
     } else if (cm_cm.pend_len != 0) {
-        cm_cm_forward_range(cm_cm.pend_addr, cm_cm.pend_len, NULL);
-        cm_cm.pend_len = 0;
+        cm_cm_forward_pending();
+    }
+    if (cm_cm.direct) {
+        /* Plain stores into homes' memory: ordered before the flag or notice that follows. */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        cm_cm.direct = false;
     }
 }
 
@@ -690,10 +788,15 @@ static cm_status_t cm_cm_init(void)
     cm_cm.unsafe.v = malloc(cm_cm.npages * sizeof(uint32_t));
     cm_cm.selfn.v  = malloc(cm_cm.npages * sizeof(uint32_t));
     cm_cm.mb_entries = calloc(cfg->merge_lines ? cfg->merge_lines : 1, sizeof(cm_merge_entry_t));
+    cm_cm.home_delta = calloc((size_t)cm_cm.nprocs, sizeof(*cm_cm.home_delta));
     if (cm_cm.pte == NULL || cm_cm.dirty.v == NULL || cm_cm.unsafe.v == NULL ||
-        cm_cm.selfn.v == NULL || cm_cm.mb_entries == NULL) {
+        cm_cm.selfn.v == NULL || cm_cm.mb_entries == NULL || cm_cm.home_delta == NULL) {
         cm_error("cashmere: out of memory for the page table of %" PRIu64 " pages", cm_cm.npages);
         return CM_ERR_NO_MEMORY;
+    }
+    for (int pe = 0; pe < cm_cm.nprocs; pe++) {
+        char *home = (pe == cm_cm.me) ? NULL : cm_rma_store_ptr(cm_cm.rma, pe, cm_cm.net);
+        cm_cm.home_delta[pe] = (home != NULL) ? home - cm_cm.app : 0;
     }
     cm_merge_init(&cm_cm.mb, cm_cm.mb_entries, (unsigned)cfg->merge_lines, cm_cm_forward_range,
                   NULL);
@@ -736,6 +839,7 @@ static void cm_cm_fini(void)
     free(cm_cm.unsafe.v);
     free(cm_cm.selfn.v);
     free(cm_cm.mb_entries);
+    free(cm_cm.home_delta);
     if (cm_cm.check) {
         cm_sc_fini();
     }

@@ -30,6 +30,7 @@
 /* The shared region as the hooks see it: set by the runtime through cm_hooks_register. */
 static volatile uintptr_t cm_hk_lo;
 static volatile uintptr_t cm_hk_span;
+static cm_hook_handler_t volatile cm_hk_handler;
 
 static inline int cm_hk_in(uintptr_t a)
 {
@@ -42,7 +43,7 @@ static inline void cm_hk_range(uintptr_t a, size_t n)
     uintptr_t lo = cm_hk_lo, hi = lo + cm_hk_span;
     if (n != 0 && a < hi && a + n > lo) {
         uintptr_t s = (a > lo) ? a : lo, e = (a + n < hi) ? a + n : hi;
-        cm_hook_store(s, e - s);
+        cm_hk_handler(s, e - s);
     }
 }
 
@@ -51,18 +52,18 @@ CM_HOOK_EXPORT void __asan_init(void)
     static int registered;
     if (!registered) {
         registered = 1;
-        cm_hooks_register(&cm_hk_lo, &cm_hk_span);
+        cm_hooks_register(&cm_hk_lo, &cm_hk_span, &cm_hk_handler);
     }
 }
 
 CM_HOOK_EXPORT void __asan_version_mismatch_check_v8(void) {}
 CM_HOOK_EXPORT void __asan_handle_no_return(void) {}
 
-/* A store of n bytes at a: a shared one goes to the runtime. */
+/* A store of n bytes at a: a shared one goes to the runtime's handler (set with the span). */
 static inline void cm_hk_store(uintptr_t a, size_t n)
 {
     if (__builtin_expect(cm_hk_in(a), 0)) {
-        cm_hook_store(a, n);
+        cm_hk_handler(a, n);
     }
 }
 

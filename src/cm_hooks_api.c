@@ -7,24 +7,28 @@ volatile int cm_hooks_linked;
 
 static volatile uintptr_t *cm_hooks_lo;
 static volatile uintptr_t *cm_hooks_span;
-static void (*cm_hooks_handler)(uintptr_t addr, size_t len);
+static cm_hook_handler_t volatile *cm_hooks_hk_handler; /* the hooks' copy */
+static cm_hook_handler_t cm_hooks_handler;
 static uintptr_t cm_hooks_saved_span;
 static int cm_hooks_paused;
 
-void cm_hooks_register(volatile uintptr_t *lo, volatile uintptr_t *span)
+void cm_hooks_register(volatile uintptr_t *lo, volatile uintptr_t *span,
+                       cm_hook_handler_t volatile *handler)
 {
-    cm_hooks_lo     = lo;
-    cm_hooks_span   = span;
+    cm_hooks_lo         = lo;
+    cm_hooks_span       = span;
+    cm_hooks_hk_handler = handler;
     cm_hooks_linked = 1;
 }
 
-void cm_hooks_set_range(uintptr_t lo, uintptr_t span, void (*handler)(uintptr_t addr, size_t len))
+void cm_hooks_set_range(uintptr_t lo, uintptr_t span, cm_hook_handler_t handler)
 {
     if (cm_hooks_lo == NULL) {
         return;
     }
     *cm_hooks_span   = 0; /* never a moment with a new base and an old span */
     cm_hooks_handler = handler;
+    *cm_hooks_hk_handler = handler;
     *cm_hooks_lo     = lo;
     cm_hooks_saved_span = (handler != NULL) ? span : 0;
     *cm_hooks_span   = cm_hooks_paused ? 0 : cm_hooks_saved_span;

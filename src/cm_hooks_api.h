@@ -3,8 +3,9 @@
  * into a program (src/cm_hooks.c, libcashmere_hooks.a). The compiler's
  * instrumentation calls __asan_store<N>(addr) before every store; the hook
  * checks addr against [*lo, *lo + *span) in a few instructions and passes a
- * shared store to cm_hook_store. The range variables live in the program
- * (fast to reach); the hooks hand their addresses over at start-up.
+ * shared store straight to the runtime's handler. The range and handler
+ * variables live in the program (fast to reach: no PLT, no second call); the
+ * hooks hand their addresses over at start-up.
  */
 #ifndef CM_HOOKS_API_H
 #define CM_HOOKS_API_H
@@ -15,13 +16,21 @@
 /* Non-zero once a program built with the hooks has started (its constructors ran). */
 extern volatile int cm_hooks_linked;
 
-/* Called by the hooks' constructor: where the range check reads lo and span. */
-void cm_hooks_register(volatile uintptr_t *lo, volatile uintptr_t *span);
+/* A store of len bytes at addr in the range is about to happen (or, for copies, happened). */
+typedef void (*cm_hook_handler_t)(uintptr_t addr, size_t len);
 
-/* Runtime: stores in [lo, lo + span) go to handler; span 0 turns the hooks off. */
-void cm_hooks_set_range(uintptr_t lo, uintptr_t span, void (*handler)(uintptr_t addr, size_t len));
+/* Called by the hooks' constructor: where the range check reads lo and span, and the handler. */
+void cm_hooks_register(volatile uintptr_t *lo, volatile uintptr_t *span,
+                       cm_hook_handler_t volatile *handler);
 
-/* Called by the hooks for a store (or memcpy/memset/memmove destination) in the range. */
+/*
+ * Runtime: stores in [lo, lo + span) go to handler; span 0 turns the hooks off. The hooks call
+ * the handler from application code as it runs: it brackets with CM_RT_ENTER/LEAVE whatever
+ * may allocate.
+ */
+void cm_hooks_set_range(uintptr_t lo, uintptr_t span, cm_hook_handler_t handler);
+
+/* For stores the runtime reports itself (interposed libc calls): calls the handler. */
 void cm_hook_store(uintptr_t addr, size_t len);
 
 /* While paused, the hooks report nothing (a process computing on a private stand-in of the region). */

@@ -41,6 +41,20 @@ void cm_merge_init(cm_merge_t *m, cm_merge_entry_t *entries, unsigned capacity,
 /* Records a store of len bytes at addr (may span lines). */
 void cm_merge_record(cm_merge_t *m, uintptr_t addr, size_t len);
 
+/* The common case, inline: a store within the most recently hit line. False: call cm_merge_record. */
+static inline int cm_merge_hit(cm_merge_t *m, uintptr_t addr, size_t len)
+{
+    uintptr_t line = addr & ~(uintptr_t)(CM_MERGE_LINE - 1);
+    unsigned off   = (unsigned)(addr - line);
+
+    if (m->used == 0 || m->entries[m->last].line != line || off + len > CM_MERGE_LINE ||
+        len >= CM_MERGE_LINE) {
+        return 0;
+    }
+    m->entries[m->last].mask |= ((1ull << len) - 1) << off;
+    return 1;
+}
+
 /* Writes every buffered line through and empties the buffer. */
 void cm_merge_flush(cm_merge_t *m);
 

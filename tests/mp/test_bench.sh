@@ -45,7 +45,7 @@ expect_out "^get +8 B +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +ucx"
 
 note "software doubling without merging (CHSN)"
 expect_ok env CM_VARIANT=CHSN "$CMRUN" -n 2 "$CM_BENCH" --batches 1
-expect_out "^store, shared page \(CHSN doubling\) +8 B +[0-9.]+ us +[0-9.]+ us"
+expect_out "^store, shared page \(CHSN doubling\) +8 B +[0-9.]+ ns +[0-9.]+ ns"
 
 note "TreadMarks: the thesis's basic costs next to the message round trip"
 expect_ok env CM_PROTOCOL=treadmarks "$CMRUN" -n 3 "$CM_BENCH" --json --batches 1
