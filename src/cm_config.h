@@ -42,6 +42,7 @@ typedef enum { CM_PROGRESS_AUTO, CM_PROGRESS_ON, CM_PROGRESS_OFF } cm_progress_m
 typedef enum { CM_LAUNCHER_AUTO, CM_LAUNCHER_SRUN, CM_LAUNCHER_PRTERUN, CM_LAUNCHER_MPIRUN } cm_launcher_t;
 typedef enum { CM_PROTOCOL_CASHMERE, CM_PROTOCOL_TREADMARKS, CM_PROTOCOL_NONE } cm_protocol_kind_t;
 typedef enum { CM_DIRECTORY_AUTO, CM_DIRECTORY_MCS, CM_DIRECTORY_CAS } cm_directory_kind_t;
+typedef enum { CM_TMK_DETECT_FAULT, CM_TMK_DETECT_SCAN } cm_tmk_detect_t;
 /* CM_VARIANT values, in table order. */
 typedef enum {
     CM_VARIANT_CHSM, CM_VARIANT_CHSN, CM_VARIANT_CHHM, CM_VARIANT_CHHN, CM_VARIANT_NHHM,

@@ -71,6 +71,11 @@
     _(tmk_gc_bytes, TMK_GC_BYTES, SIZE, "64m", NULL, "protocol", \
       "TreadMarks: when the write notices and diffs a process holds exceed this, the next barrier " \
       "collects garbage (every copy is brought up to date, then all history is dropped).") \
+    _(tmk_write_detect, TMK_WRITE_DETECT, ENUM, "fault", "fault|scan", "protocol", \
+      "TreadMarks: how the pages written in an interval are found. fault (the thesis): every " \
+      "written page is write-protected at the end of each interval, so its next write faults. " \
+      "scan: a page written in one interval stays writable and is compared at the end of the next " \
+      "with a copy taken at its start; only pages found unchanged are protected again.") \
     _(stats, STATS, OUTPUT, "", "table", "protocol", \
       "Statistics at cm_finalize: empty = none; \"table\" = rank 0 prints every process's and the " \
       "total counts and times on stderr; a path (with a / or a ., e.g. ./stats.json) = the table, " \

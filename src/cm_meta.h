@@ -25,11 +25,11 @@
 /*
  * Bytes per shared page that each process keeps in private memory for the
  * protocol's page table and page lists, at most (Cashmere: an 8-byte entry and
- * three 4-byte list slots; TreadMarks: a 32-byte page record and a 4-byte
+ * three 4-byte list slots; TreadMarks: a page record of up to 48 bytes and a 4-byte
  * dirty slot). Counted with the segment when a shared size is checked against
  * the machine's memory.
  */
-#define CM_META_PAGE_PRIVATE 40
+#define CM_META_PAGE_PRIVATE 56
 
 typedef struct {
     uint64_t npages;         /* pages of the shared region */

@@ -50,6 +50,9 @@
     _(bytes_got,          "bytes got") \
     _(intervals,          "TreadMarks: intervals created here") \
     _(twins,              "TreadMarks: twins made") \
+    _(scan_written,       "TreadMarks scan: writable pages found written at an interval end") \
+    _(scan_clean,         "TreadMarks scan: writable pages found clean at an interval end") \
+    _(scan_protected,     "TreadMarks scan: pages protected again after clean scans") \
     _(diffs_created,      "TreadMarks: diffs encoded") \
     _(diff_bytes_created, "TreadMarks: bytes of the diffs encoded") \
     _(diffs_applied,      "TreadMarks: diffs applied to pages here") \

@@ -82,10 +82,15 @@ typedef struct {
 
 typedef struct {
     uint8_t  state;
-    uint8_t  in_dirty; /* written in the open interval */
-    void     *twin;    /* own writes since then are not in a diff yet */
-    tm_ref_t *refs;
+    uint8_t  in_dirty;  /* written in the open interval */
+    uint8_t  in_rw;     /* scan: on the list of writable pages */
+    uint8_t  clean;     /* scan: interval ends in a row that found it unchanged */
+    void     *twin;     /* own writes since then are not in a diff yet */
+    void     *snap;     /* scan: the contents at the start of the open interval, if writable */
+    tm_ref_t *refs;     /* in the order they became known here */
     uint32_t nrefs, cap;
+    uint32_t unapplied; /* refs before this one are all applied */
+    uint32_t undiffed;  /* own refs before this one all have their diffs */
 } tm_page_t;
 _Static_assert(sizeof(tm_page_t) + sizeof(uint32_t) <= CM_META_PAGE_PRIVATE,
                "CM_META_PAGE_PRIVATE undercounts TreadMarks' page table (cm_check)");
@@ -107,10 +112,11 @@ typedef struct tm_msg {
     char          data[];
 } tm_msg_t;
 
-/* A stored copy of a message for the application thread to process. */
+/* A message kept for the application thread to process. */
 typedef struct {
     void   *data;
     size_t len;
+    void   *mem;  /* what to free: a copy, or the queued message itself */
 } tm_buf_t;
 
 static struct {
@@ -129,6 +135,9 @@ static struct {
     tm_page_t       *pages;
     uint32_t        *dirty;
     uint32_t        ndirty;
+    bool            scan;       /* CM_TMK_WRITE_DETECT=scan */
+    uint32_t        *rw;        /* scan: pages left writable at an interval's end */
+    uint32_t        nrw;
     tm_lock_t       *locks;
     unsigned        nlocks;
     unsigned char   *diffbuf;
@@ -150,7 +159,7 @@ static struct {
 
     cm_stats_t      st;
     uint64_t        t_start;
-    char            describe[256];
+    char            describe[384];
     bool            ready;
 } tm;
 
@@ -199,19 +208,29 @@ static cm_status_t tm_post(int pe, int type, const void *data, size_t len)
     return cm_rma_am_post(tm.rma, pe, (unsigned)type, data, len);
 }
 
-static void tm_keep(tm_buf_t *b, const void *data, size_t len)
+/* Keeps a message: the queued one itself when there is one (*q then belongs to b), else a copy
+ * of the transport's buffer, which is gone once the handler returns. */
+static void tm_keep(tm_buf_t *b, const void *data, size_t len, tm_msg_t **q)
 {
-    b->data = malloc(len ? len : 1);
-    if (b->data == NULL) {
-        cm_fatal(1, "treadmarks: out of memory for a %zu-byte message", len);
+    if (*q != NULL) {
+        b->mem  = *q;
+        b->data = (*q)->data;
+        *q = NULL;
+    } else {
+        b->mem = malloc(len ? len : 1);
+        if (b->mem == NULL) {
+            cm_fatal(1, "treadmarks: out of memory for a %zu-byte message", len);
+        }
+        memcpy(b->mem, data, len);
+        b->data = b->mem;
     }
-    memcpy(b->data, data, len);
     b->len = len;
 }
 
 static void tm_drop(tm_buf_t *b)
 {
-    free(b->data);
+    free(b->mem);
+    b->mem  = NULL;
     b->data = NULL;
     b->len  = 0;
 }
@@ -255,6 +274,110 @@ static int tm_notice_of(const cm_tmk_interval_t *iv, uint32_t p)
     return (lo < iv->npages && iv->notices[lo].page == p) ? (int)lo : -1;
 }
 
+/* ---- write detection: CM_TMK_WRITE_DETECT=scan ------------------------------------------- */
+
+/* p was written in the open interval. */
+static inline void tm_mark_dirty(uint64_t p)
+{
+    if (!tm.pages[p].in_dirty) {
+        tm.pages[p].in_dirty = 1;
+        tm.dirty[tm.ndirty++] = (uint32_t)p;
+    }
+}
+
+/* A writable page was written since its snapshot (the start of the open interval). */
+static inline bool tm_scan_changed(uint64_t p)
+{
+    return memcmp(tm_net(p), tm.pages[p].snap, tm.ps) != 0;
+}
+
+/* Scan: p has just been opened for writing by a fault; its snapshot is taken at interval end. */
+static cm_status_t tm_scan_opened(uint64_t p)
+{
+    tm_page_t *pg = &tm.pages[p];
+
+    if (pg->snap == NULL && (pg->snap = malloc(tm.ps)) == NULL) {
+        return CM_ERR_NO_MEMORY;
+    }
+    pg->clean = 0;
+    if (!pg->in_rw) {
+        pg->in_rw = 1;
+        tm.rw[tm.nrw++] = (uint32_t)p;
+    }
+    return CM_OK;
+}
+
+/* Scan: a writable page is protected outside tm_scan (a diff, an invalidation, collection):
+ * writes since the interval began must still get this interval's notice. */
+static void tm_scan_closing(uint64_t p)
+{
+    tm_page_t *pg = &tm.pages[p];
+
+    if (tm.scan && pg->state == TM_READ_WRITE && !pg->in_dirty && tm_scan_changed(p)) {
+        tm_mark_dirty(p);
+    }
+}
+
+/*
+ * A writable page found unchanged at this many interval ends in a row is protected again. A
+ * clean scan is a compare of two identical pages (~0.1 us); a fault and its two mprotects cost
+ * ~10 us here, so keeping a page that phases write every other interval writable pays.
+ */
+#define TM_SCAN_AGE 8
+
+/*
+ * The end of an interval under scan: every page still writable was written in this interval if
+ * it faulted in it or differs from its snapshot; those stay writable with a new snapshot, the
+ * others are protected once clean for TM_SCAN_AGE intervals (their next write faults, as under
+ * fault detection). A written page costs a compare and a copy: ~0.2 us against ~10 us for a
+ * fault and two mprotects. The progress thread may end an interval (a lock granted while the application
+ * computes) while the application writes: it protects every writable page first.
+ */
+static cm_status_t tm_scan(void)
+{
+    bool app = pthread_equal(pthread_self(), tm.app_thread);
+    uint32_t kept = 0;
+
+    for (uint32_t i = 0; i < tm.nrw; i++) {
+        uint64_t p = tm.rw[i];
+        tm_page_t *pg = &tm.pages[p];
+        if (pg->state != TM_READ_WRITE) {
+            pg->in_rw = 0; /* protected since (a diff, an invalidation, collection) */
+            pg->clean = 0;
+            continue;
+        }
+        if (!app) {
+            TM_CHECK(tm_protect(p, PROT_READ));
+            pg->state = TM_READ_ONLY;
+            pg->in_rw = 0;
+            pg->clean = 0;
+            if (!pg->in_dirty && tm_scan_changed(p)) {
+                tm_mark_dirty(p);
+            }
+            continue;
+        }
+        if (pg->in_dirty || tm_scan_changed(p)) {
+            tm_mark_dirty(p);
+            memcpy(pg->snap, tm_net(p), tm.ps);
+            pg->clean = 0;
+            tm.rw[kept++] = (uint32_t)p;
+            tm.st.scan_written++;
+        } else if (++pg->clean < TM_SCAN_AGE) {
+            tm.rw[kept++] = (uint32_t)p; /* written every few intervals (red-black phases) */
+            tm.st.scan_clean++;
+        } else {
+            TM_CHECK(tm_protect(p, PROT_READ));
+            pg->state = TM_READ_ONLY;
+            pg->in_rw = 0;
+            pg->clean = 0;
+            tm.st.scan_clean++;
+            tm.st.scan_protected++;
+        }
+    }
+    tm.nrw = kept;
+    return CM_OK;
+}
+
 /*
  * Ends the open interval: one write notice per page written in it. The pages
  * are write-protected again so that the next interval's writes are seen, but
@@ -266,6 +389,9 @@ static cm_status_t tm_new_interval(void)
     uint32_t vt[64];
     bool added;
 
+    if (tm.scan && tm.np > 1) {
+        TM_CHECK(tm_scan());
+    }
     if (tm.ndirty == 0) {
         return CM_OK;
     }
@@ -289,7 +415,7 @@ static cm_status_t tm_new_interval(void)
         uint64_t p = tm.dirty[k];
         tm_page_t *pg = &tm.pages[p];
         TM_CHECK(tm_ref_add(p, iv, k, true));
-        if (pg->state == TM_READ_WRITE) {
+        if (pg->state == TM_READ_WRITE && !tm.scan) {
             TM_CHECK(tm_protect(p, PROT_READ));
             pg->state = TM_READ_ONLY;
         }
@@ -301,34 +427,63 @@ static cm_status_t tm_new_interval(void)
 }
 
 /*
- * Encodes our writes to p since its twin and gives the diff to every own
- * notice of p still without one; the twin goes and the page is write-protected
- * (a later write makes a new twin). Own notices of p made after the twin was
- * dropped, with no write since, get an empty diff: what they cover is in the
- * earlier diff, which anyone who needs them also needs and applies first.
+ * Lazy diff creation (thesis 2.3.1): our writes to p accumulate in one twin over as many
+ * intervals as pass before someone asks for a diff of p or a foreign notice for p arrives.
+ * Then one diff is encoded and attached to the *oldest* own notice of p without one; the later
+ * ones get an empty diff. Whoever needs a later notice knows the oldest too (it precedes it)
+ * and has not applied it (it had no diff), so it applies the combined diff first, at the
+ * oldest notice's place in happened-before order. Attached to every notice it covers, the
+ * combined diff would be re-applied after a concurrent writer's diff and undo its writes.
+ * No foreign notice of p can fall between the notices a twin covers: its arrival encodes.
+ *
+ * The page is write-protected before it is encoded: the encoder may be the progress thread
+ * while the application writes. Writes of the open interval already made are in the diff
+ * (values a requester sees early, never over a later write of someone else); the next write
+ * faults and starts a new twin.
  */
+/* An own notice still without its diff. */
+static inline bool tm_ref_undiffed(const tm_ref_t *ref)
+{
+    return ref->iv->proc == (uint32_t)tm.me && ref->iv->notices[ref->k].diff == NULL;
+}
+
 static cm_status_t tm_make_diff(uint64_t p)
 {
     tm_page_t *pg = &tm.pages[p];
-    size_t len = 0;
+    size_t len;
+    bool first = true;
 
-    if (pg->twin != NULL) {
+    while (pg->undiffed < pg->nrefs && !tm_ref_undiffed(&pg->refs[pg->undiffed])) {
+        pg->undiffed++;
+    }
+    if (pg->undiffed == pg->nrefs) {
+        return CM_OK; /* a twin holds only writes of the open interval: its notice will */
+    }
+    if (pg->twin == NULL) {
+        /* No write since the last diff (a write would have made a twin): what these notices
+         * cover went into that diff, attached to an older notice. */
+        len = 0;
+    } else {
+        if (pg->state == TM_READ_WRITE) {
+            TM_CHECK(tm_protect(p, PROT_READ));
+            tm_scan_closing(p);
+            pg->state = TM_READ_ONLY;
+        }
         len = cm_tmk_diff_encode(tm_net(p), pg->twin, tm.ps, tm.diffbuf);
         tm.st.diffs_created++;
         tm.st.diff_bytes_created += len;
         free(pg->twin);
         pg->twin = NULL;
-        if (pg->state == TM_READ_WRITE) {
-            TM_CHECK(tm_protect(p, PROT_READ));
-            pg->state = TM_READ_ONLY;
-        }
     }
-    for (uint32_t r = 0; r < pg->nrefs; r++) {
+    for (uint32_t r = pg->undiffed; r < pg->nrefs; r++) {
         tm_ref_t *ref = &pg->refs[r];
-        if (ref->iv->proc == (uint32_t)tm.me && ref->iv->notices[ref->k].diff == NULL) {
-            TM_CHECK(cm_tmk_store_set_diff(&tm.store, ref->iv, ref->k, tm.diffbuf, (uint32_t)len));
+        if (tm_ref_undiffed(ref)) {
+            TM_CHECK(cm_tmk_store_set_diff(&tm.store, ref->iv, ref->k, tm.diffbuf,
+                                           first ? (uint32_t)len : 0));
+            first = false;
         }
     }
+    pg->undiffed = pg->nrefs;
     return CM_OK;
 }
 
@@ -342,6 +497,7 @@ static cm_status_t tm_invalidate(uint64_t p)
     }
     if (pg->state == TM_READ_ONLY || pg->state == TM_READ_WRITE) {
         TM_CHECK(tm_protect(p, PROT_NONE));
+        tm_scan_closing(p);
         pg->state = TM_INVALID;
     }
     return CM_OK;
@@ -445,7 +601,7 @@ static cm_status_t tm_take_intervals(const tm_buf_t *b)
 
 /* ---- waiting (the application thread, never holding the mutex) ------------------- */
 
-static void tm_handle(int type, int src, const char *data, size_t len);
+static void tm_handle(int type, int src, const char *data, size_t len, tm_msg_t **q);
 
 /* Serves queued messages if the mutex is free; its holder serves them otherwise. */
 static void tm_drain(void)
@@ -471,8 +627,8 @@ static void tm_drain(void)
             if (m == NULL) {
                 break;
             }
-            tm_handle(m->type, m->src, m->data, m->len);
-            free(m);
+            tm_handle(m->type, m->src, m->data, m->len, &m);
+            free(m); /* NULL if tm_handle kept it */
         }
         pthread_mutex_unlock(&tm.mu);
     }
@@ -575,7 +731,7 @@ static cm_status_t tm_validate(uint64_t p)
         status = CM_ERR_NO_MEMORY;
         goto out;
     }
-    for (uint32_t r = 0; r < pg->nrefs; r++) {
+    for (uint32_t r = pg->unapplied; r < pg->nrefs; r++) {
         if (!pg->refs[r].applied) {
             need[nneed++] = &pg->refs[r];
         }
@@ -660,6 +816,7 @@ static cm_status_t tm_validate(uint64_t p)
         tm.st.diffs_applied++;
         tm.st.diff_bytes_applied += nt->diff_len;
     }
+    pg->unapplied = pg->nrefs;
     pg->state = TM_INVALID; /* valid contents, still protected */
 out:
     free(need);
@@ -689,16 +846,9 @@ static cm_status_t tm_fault(void *addr, bool write)
         }
     }
     if (status == CM_OK && write && pg->state == TM_READ_ONLY) {
-        /*
-         * A twin left by an earlier interval: make that interval's diff now, before this one's
-         * writes. A diff spanning intervals would carry the older interval's values of words
-         * that others may have written since, and applying it for the newer notice would undo
-         * their writes (lost updates under locks; a page refilled by one process).
-         */
-        if (pg->twin != NULL && !pg->in_dirty) {
-            status = tm_make_diff(p);
-        }
-        if (status == CM_OK && pg->twin == NULL && tm.np > 1) {
+        /* A twin left by an earlier interval stays: this interval's writes accumulate in it
+         * (tm_make_diff). */
+        if (pg->twin == NULL && tm.np > 1) {
             pg->twin = malloc(tm.ps);
             if (pg->twin == NULL) {
                 status = CM_ERR_NO_MEMORY;
@@ -707,14 +857,16 @@ static cm_status_t tm_fault(void *addr, bool write)
                 tm.st.twins++;
             }
         }
+        if (status == CM_OK && tm.scan && tm.np > 1) {
+            status = tm_scan_opened(p);
+        }
         if (status == CM_OK) {
             status = tm_protect(p, PROT_READ | PROT_WRITE);
             pg->state = TM_READ_WRITE;
         }
     }
-    if (status == CM_OK && write && !pg->in_dirty) {
-        pg->in_dirty = 1;
-        tm.dirty[tm.ndirty++] = (uint32_t)p;
+    if (status == CM_OK && write) {
+        tm_mark_dirty(p);
     }
     tm.st.fault_ns += cm_ticks_to_ns(cm_ticks() - t0);
     tm_unlock();
@@ -933,7 +1085,7 @@ static cm_status_t tm_gc_run(int mgr)
     for (uint64_t p = 0; p < tm.npages; p++) {
         tm_page_t *pg = &tm.pages[p];
         bool unapplied = false;
-        for (uint32_t r = 0; r < pg->nrefs && !unapplied; r++) {
+        for (uint32_t r = pg->unapplied; r < pg->nrefs && !unapplied; r++) {
             unapplied = !pg->refs[r].applied;
         }
         if (!unapplied || (pg->state == TM_UNMAPPED && tm_manager(p) != tm.me)) {
@@ -958,11 +1110,19 @@ static cm_status_t tm_gc_run(int mgr)
     }
     for (uint64_t p = 0; p < tm.npages; p++) {
         tm_page_t *pg = &tm.pages[p];
-        pg->nrefs = 0;
+        pg->nrefs     = 0;
+        pg->unapplied = 0;
+        pg->undiffed  = 0;
         if (pg->twin != NULL) {
             /* Everyone with a copy asked for our diff; the manager's copy has it. */
             free(pg->twin);
             pg->twin = NULL;
+        }
+        if (pg->state == TM_READ_WRITE) {
+            /* Scan leaves pages writable: the next write must fault to make a twin. The
+             * barrier has just ended the interval, so there is nothing unnoticed to lose. */
+            TM_CHECK(tm_protect(p, PROT_READ));
+            pg->state = TM_READ_ONLY;
         }
     }
     cm_tmk_store_collect(&tm.store);
@@ -1056,7 +1216,8 @@ static cm_status_t tm_take_diffs(const uint32_t *d, size_t len)
     return CM_OK;
 }
 
-static void tm_handle(int type, int src, const char *data, size_t len)
+/* q: the queued message data is in, or NULL when data is the transport's buffer. */
+static void tm_handle(int type, int src, const char *data, size_t len, tm_msg_t **q)
 {
     const uint32_t *d = (const uint32_t *)data;
     bool interrupt = !pthread_equal(pthread_self(), tm.app_thread);
@@ -1075,15 +1236,15 @@ static void tm_handle(int type, int src, const char *data, size_t len)
         }
         break;
     case TM_LOCK_GRANT:
-        tm_keep(&tm.grant, data, len);
+        tm_keep(&tm.grant, data, len, q);
         atomic_store(&tm.granted, 1);
         break;
     case TM_BAR_ARRIVE:
-        tm_keep(&tm.arrivals[src], data, len);
+        tm_keep(&tm.arrivals[src], data, len, q);
         atomic_fetch_add(&tm.narrived, 1);
         break;
     case TM_BAR_DEPART:
-        tm_keep(&tm.depart, data, len);
+        tm_keep(&tm.depart, data, len, q);
         atomic_store(&tm.departed, 1);
         break;
     case TM_DIFF_REQ:
@@ -1137,10 +1298,25 @@ static void tm_handle(int type, int src, const char *data, size_t len)
     }
 }
 
-/* UCX active-message callback: queue a copy, then serve the queue if the mutex is free. */
+/*
+ * UCX active-message callback. With nothing queued and the mutex free, the message is served
+ * from the transport's buffer; otherwise a copy is queued for the mutex holder (callbacks run
+ * one at a time, so nothing can be queued behind our back and overtaken).
+ */
 static void tm_am_recv(void *arg, int src, const void *data, size_t len)
 {
-    tm_msg_t *m = malloc(sizeof(*m) + len);
+    tm_msg_t *m, *none = NULL;
+    bool empty;
+
+    pthread_mutex_lock(&tm.qmu);
+    empty = (tm.qhead == NULL);
+    pthread_mutex_unlock(&tm.qmu);
+    if (empty && pthread_mutex_trylock(&tm.mu) == 0) {
+        tm_handle((int)(intptr_t)arg, src, data, len, &none);
+        tm_unlock();
+        return;
+    }
+    m = malloc(sizeof(*m) + len);
 
     if (m == NULL) {
         cm_fatal(1, "treadmarks: out of memory for an incoming message");
@@ -1227,6 +1403,7 @@ static cm_status_t tm_init(void)
     tm.npages = cm_rt.npages;
     tm.nlocks = (unsigned)cfg->locks;
     tm.gc_bytes   = cfg->tmk_gc_bytes;
+    tm.scan       = (cfg->tmk_write_detect == CM_TMK_DETECT_SCAN);
     tm.app_thread = pthread_self();
     if (tm.np > CM_TMK_MAX_PROCS) {
         cm_error("treadmarks: at most %d processes (the job has %d)", CM_TMK_MAX_PROCS, tm.np);
@@ -1241,11 +1418,12 @@ static cm_status_t tm_init(void)
     TM_CHECK(cm_tmk_store_init(&tm.store, tm.np));
     tm.pages    = calloc(tm.npages, sizeof(*tm.pages));
     tm.dirty    = malloc(tm.npages * sizeof(*tm.dirty));
+    tm.rw       = malloc(tm.npages * sizeof(*tm.rw));
     tm.locks    = calloc(tm.nlocks ? tm.nlocks : 1, sizeof(*tm.locks));
     tm.diffbuf  = malloc(cm_tmk_diff_max(tm.ps));
     tm.bar_vt   = calloc((size_t)tm.np, sizeof(*tm.bar_vt));
     tm.arrivals = calloc((size_t)tm.np, sizeof(*tm.arrivals));
-    if (tm.pages == NULL || tm.dirty == NULL || tm.locks == NULL || tm.diffbuf == NULL ||
+    if (tm.pages == NULL || tm.dirty == NULL || tm.rw == NULL || tm.locks == NULL || tm.diffbuf == NULL ||
         tm.bar_vt == NULL || tm.arrivals == NULL) {
         cm_error("treadmarks: out of memory for the page table of %" PRIu64 " pages", tm.npages);
         return CM_ERR_NO_MEMORY;
@@ -1268,8 +1446,10 @@ static cm_status_t tm_init(void)
     }
     TM_CHECK(cm_rma_barrier(tm.rma)); /* handlers everywhere before the first message */
     snprintf(tm.describe, sizeof(tm.describe),
-             "treadmarks: lazy invalidate, lazy diffs (4-byte words), static page and lock "
-             "managers, central barrier manager; requests served by %s; gc above %zu bytes",
+             "treadmarks: lazy invalidate, lazy diffs (4-byte words, twins across intervals), "
+             "written pages found by %s, static page and lock managers, central barrier manager; "
+             "requests served by %s; gc above %zu bytes",
+             tm.scan ? "scanning writable pages" : "write faults",
              cm_rma_progress_thread_running(tm.rma) ? "the progress thread (interrupts)"
                                                     : "the application inside library calls only",
              tm.gc_bytes);
@@ -1285,6 +1465,7 @@ static void tm_fini(void)
     }
     for (uint64_t p = 0; p < tm.npages; p++) {
         free(tm.pages[p].twin);
+        free(tm.pages[p].snap);
         free(tm.pages[p].refs);
     }
     for (unsigned l = 0; l < tm.nlocks; l++) {
@@ -1293,6 +1474,7 @@ static void tm_fini(void)
     cm_tmk_store_fini(&tm.store);
     free(tm.pages);
     free(tm.dirty);
+    free(tm.rw);
     free(tm.locks);
     free(tm.diffbuf);
     free(tm.bar_vt);

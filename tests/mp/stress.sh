@@ -42,7 +42,7 @@ LISTs are space- or comma-separated. Per run, drawn from the driver seed and the
 (case, setting, transport, processes, round), so narrowing the selection repeats the same runs:
 the litmus seed, CM_NET_LATENCY, sometimes CM_NET_OVERHEAD and CM_NET_BANDWIDTH,
 CM_PROGRESS_THREAD, and per protocol its rare paths (Cashmere: CM_UNSAFE_THRESHOLD=0, a small
-CM_WN_RING, CM_FIRST_TOUCH=no, CM_MERGE_LINES=1; TreadMarks: CM_TMK_GC_BYTES=4k).
+CM_WN_RING, CM_FIRST_TOUCH=no, CM_MERGE_LINES=1; TreadMarks: CM_TMK_GC_BYTES=4k, CM_TMK_WRITE_DETECT=scan).
 EOF
 }
 
@@ -180,6 +180,7 @@ make_cmd() {
     fi
     if [ "$s" = treadmarks ]; then
         draw 4; [ "$r" != 0 ] || e+=(CM_TMK_GC_BYTES=4k)     # garbage collection at every barrier
+        draw 2; [ "$r" != 0 ] || e+=(CM_TMK_WRITE_DETECT=scan) # writable pages compared, not faulted
     else
         draw 4; [ "$r" != 0 ] || e+=(CM_UNSAFE_THRESHOLD=0)  # every weak page unsafe
         draw 4; [ "$r" != 0 ] || { pick 2 4; e+=("CM_WN_RING=$r"); }  # notice ring overflows

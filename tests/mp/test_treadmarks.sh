@@ -3,7 +3,8 @@
 # litmus tests with the very binaries Cashmere runs (plain and hooked), at 2
 # and 4 processes over shared memory and TCP, with garbage collection forced
 # and with requests served only inside library calls; and the message count of
-# each operation against Table 2.1 of Keleher's thesis.
+# each operation against Table 2.1 of Keleher's thesis. All of it again with
+# written pages found by scanning (CM_TMK_WRITE_DETECT=scan).
 . "$top_srcdir/tests/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -25,7 +26,7 @@ for np in 2 4; do
     done
 done
 
-note "lock-protected words of one page (a diff never spans intervals)"
+note "lock-protected words of one page (a combined diff goes to the oldest notice only)"
 for np in 2 4; do
     expect_ok "$CMRUN" -n $np "$MP/mp_litmus" wordlocks --iters 40 --seed $np
     expect_out "^litmus wordlocks: OK$"
@@ -58,4 +59,33 @@ for np in 2 4; do
     expect_ok "$CMRUN" -n $np "$MP/mp_litmus" all --iters 10 --seed $np
     expect_out "^litmus all: OK$"
 done
+
+# Write detection by scanning writable pages (CM_TMK_WRITE_DETECT=scan): the same cases, and
+# the scan must really have found pages written and clean.
+export CM_TMK_WRITE_DETECT=scan
+use_shm
+for np in 2 4; do
+    note "scan: shared memory, $np processes"
+    expect_ok env CM_STATS="$tmp/c.json" "$CMRUN" -n $np "$MP/mp_litmus.hooks" all --iters 30 \
+        --seed $((np + 20))
+    expect_out "^litmus all: OK$"
+    for c in scan_written scan_clean twins diffs_created; do
+        [ "$(stat $c "$tmp/c.json")" -gt 0 ] || fail "scan: statistic $c is 0"
+    done
+    expect_ok "$CMRUN" -n $np "$MP/mp_litmus" wordlocks --iters 40 --seed $((np + 20))
+    expect_out "^litmus wordlocks: OK$"
+done
+note "scan: garbage collection at every barrier"
+expect_ok env CM_TMK_GC_BYTES=4k "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 20 --seed 21
+expect_out "^litmus all: OK$"
+note "scan: no progress thread"
+expect_ok env CM_PROGRESS_THREAD=off "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 20 --seed 22
+expect_out "^litmus all: OK$"
+note "scan: message counts per operation"
+expect_ok "$CMRUN" -n 3 "$MP/mp_tmk"
+expect_out "mp_tmk: OK \(3 processes\)"
+use_tcp lo
+note "scan: TCP, 4 processes"
+expect_ok "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 10 --seed 23
+expect_out "^litmus all: OK$"
 echo "PASS"
