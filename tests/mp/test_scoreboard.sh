@@ -11,19 +11,23 @@ home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 export CMRUN CM_APPS_DIR="$top_builddir/apps"
 
-note "two apps, TreadMarks and CHSN, 1 and 2 processes, 2 repetitions, default output directory"
-expect_ok env HOME="$home" "$SB" --size test --apps "sor water" --settings "treadmarks CHSN" \
+note "two apps, TreadMarks (fault, scan) and CHSN, 1 and 2 processes, 2 repetitions, default output directory"
+expect_ok env HOME="$home" "$SB" --size test --apps "sor water" --settings "treadmarks treadmarks-scan CHSN" \
     --procs "1 2" --reps 2
 dir=$(ls -d "$home"/cashmere-results/scoreboard-test-* 2>/dev/null | head -1)
 [ -n "$dir" ] || fail "no results under \$HOME/cashmere-results"
 csv="$dir/scoreboard.csv"
 [ "$(head -1 "$csv")" = "app,setting,procs,median_s,min_s,max_s,verify,runs" ] || fail "CSV header: $(head -1 "$csv")"
-[ "$(tail -n +2 "$csv" | wc -l)" -eq 10 ] || fail "expected 10 cells (2 apps x (baseline + 2 x 2))"
+[ "$(tail -n +2 "$csv" | wc -l)" -eq 14 ] || fail "expected 14 cells (2 apps x (baseline + 3 x 2))"
 awk -F, 'NR > 1 && !($7 == "OK" && $8 == 2 && $5 <= $4 && $4 <= $6 && $5 > 0) { bad = 1; print "  bad row: " $0 }
          END { exit bad }' "$csv" || fail "a cell is not OK with 2 runs and min <= median <= max"
 grep -q '^sor,sequential,1,' "$csv" || fail "no sequential baseline row"
-expect_out '\[20/20\] water +CHSN +2 procs, run 2: .* left\)$'
-[ "$(count_out '^scoreboard: \[[0-9]+/20\]')" -eq 20 ] || fail "not one progress line per run"
+expect_out '\[28/28\] water +CHSN +2 procs, run 2: .* left\)$'
+[ "$(count_out '^scoreboard: \[[0-9]+/28\]')" -eq 28 ] || fail "not one progress line per run"
+grep -q '^sor,treadmarks-scan,2,' "$csv" || fail "no TreadMarks scan row"
+grep -q '| TreadMarks scan / best Cashmere |' "$dir/scoreboard.md" || fail "no Table 2 column for TreadMarks scan"
+awk -F'|' '/^\| sor \| *\| 2 \|/ { if ($(NF-2) !~ /[0-9]\.[0-9][0-9]/) exit 1; found = 1 } END { exit !found }' \
+    "$dir/scoreboard.md" || fail "the 2-process sor row lacks its TreadMarks scan / best Cashmere ratio"
 grep -Eq '^\| sor \| [0-9.]+ \[' "$dir/scoreboard.md" || fail "markdown table lacks the baseline"
 grep -Eq '\([0-9]+\.[0-9]{2}\) \|' "$dir/scoreboard.md" || fail "markdown table lacks speedups"
 grep -q '^commit: ' "$dir/meta.txt" && grep -q '^cpus: ' "$dir/meta.txt" || fail "meta.txt incomplete"
