@@ -57,7 +57,8 @@ typedef enum { CM_CMP_EQ, CM_CMP_NE, CM_CMP_GT, CM_CMP_GE, CM_CMP_LT, CM_CMP_LE 
 
 /*
  * A put into a peer's directly mapped memory, written the way a NIC writes it:
- * every byte once, each aligned word by one 8-byte store, in ascending order.
+ * every byte once, each aligned word by one 8-byte store (an aligned 4-byte
+ * word at either end by one 4-byte store), in ascending order.
  * memcpy may store a byte twice (glibc copies 8 to 15 bytes with two
  * overlapping 8-byte stores). A peer polling the word can see the first store,
  * act on it and reset the word before the second lands and writes the old
@@ -75,6 +76,13 @@ static inline void cm_rma_copy_once(char *dst, const char *src, size_t len)
     }
 #endif
     while (len > 0 && ((uintptr_t)dst & 7) != 0) {
+        if (len >= 4 && ((uintptr_t)dst & 3) == 0) {
+            uint32_t h;
+            memcpy(&h, src, sizeof(h));
+            __atomic_store_n((uint32_t *)(void *)dst, h, __ATOMIC_RELAXED);
+            dst += 4, src += 4, len -= 4;
+            continue;
+        }
         *(volatile char *)dst++ = *src++;
         len--;
     }
@@ -82,6 +90,12 @@ static inline void cm_rma_copy_once(char *dst, const char *src, size_t len)
         uint64_t w;
         memcpy(&w, src, sizeof(w)); /* one (possibly unaligned) load */
         __atomic_store_n((uint64_t *)(void *)dst, w, __ATOMIC_RELAXED);
+    }
+    if (len >= 4) { /* dst is 8-aligned here */
+        uint32_t h;
+        memcpy(&h, src, sizeof(h));
+        __atomic_store_n((uint32_t *)(void *)dst, h, __ATOMIC_RELAXED);
+        dst += 4, src += 4, len -= 4;
     }
     while (len > 0) {
         *(volatile char *)dst++ = *src++;

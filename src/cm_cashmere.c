@@ -166,17 +166,7 @@ static inline void cm_cm_list_dirty(uint64_t p)
  */
 static inline void cm_cm_store_direct(char *dst, uintptr_t addr, size_t len)
 {
-    const char *src = cm_cm.net + (addr - (uintptr_t)cm_cm.app);
-
-    if (len == 8 && ((uintptr_t)dst & 7) == 0) {
-        __atomic_store_n((uint64_t *)(void *)dst, *(const uint64_t *)(const void *)src,
-                         __ATOMIC_RELAXED);
-    } else if (len == 4 && ((uintptr_t)dst & 3) == 0) {
-        __atomic_store_n((uint32_t *)(void *)dst, *(const uint32_t *)(const void *)src,
-                         __ATOMIC_RELAXED);
-    } else {
-        cm_rma_copy_once(dst, src, len);
-    }
+    cm_rma_copy_once(dst, cm_cm.net + (addr - (uintptr_t)cm_cm.app), len);
     cm_cm.direct = true;
     cm_cm.st.forwarded_puts++;
 }

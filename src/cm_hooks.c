@@ -56,6 +56,12 @@ CM_HOOK_EXPORT void __asan_init(void)
     }
 }
 
+/* Inline-check objects have no module constructor calling __asan_init: register here. */
+__attribute__((constructor)) static void cm_hk_ctor(void)
+{
+    __asan_init();
+}
+
 CM_HOOK_EXPORT void __asan_version_mismatch_check_v8(void) {}
 CM_HOOK_EXPORT void __asan_handle_no_return(void) {}
 
@@ -86,12 +92,6 @@ CM_HOOK_STORE(16)
 
 CM_HOOK_EXPORT void __asan_storeN(uintptr_t a, size_t n) { cm_hk_range(a, n); }
 CM_HOOK_EXPORT void __asan_report_store_n_noabort(uintptr_t a, size_t n) { cm_hk_range(a, n); }
-
-/* Inline-check objects have no module constructor calling __asan_init: register here. */
-__attribute__((constructor)) static void cm_hk_ctor(void)
-{
-    __asan_init();
-}
 CM_HOOK_EXPORT void __asan_storeN_noabort(uintptr_t a, size_t n) { cm_hk_range(a, n); }
 CM_HOOK_EXPORT void __asan_loadN(uintptr_t a, size_t n) { (void)a; (void)n; }
 CM_HOOK_EXPORT void __asan_loadN_noabort(uintptr_t a, size_t n) { (void)a; (void)n; }

@@ -325,13 +325,22 @@ static void tm_scan_closing(uint64_t p)
  */
 #define TM_SCAN_AGE 8
 
+/* Scan: p leaves the writable pages (its clean count restarts when a fault opens it again). */
+static cm_status_t tm_scan_protect(uint64_t p)
+{
+    TM_CHECK(tm_protect(p, PROT_READ));
+    tm.pages[p].state = TM_READ_ONLY;
+    tm.pages[p].in_rw = 0;
+    return CM_OK;
+}
+
 /*
  * The end of an interval under scan: every page still writable was written in this interval if
  * it faulted in it or differs from its snapshot; those stay writable with a new snapshot, the
  * others are protected once clean for TM_SCAN_AGE intervals (their next write faults, as under
  * fault detection). A written page costs a compare and a copy: ~0.2 us against ~10 us for a
- * fault and two mprotects. The progress thread may end an interval (a lock granted while the application
- * computes) while the application writes: it protects every writable page first.
+ * fault and two mprotects. The progress thread may end an interval (a lock granted while the
+ * application computes) while the application writes: it protects every writable page first.
  */
 static cm_status_t tm_scan(void)
 {
@@ -343,14 +352,10 @@ static cm_status_t tm_scan(void)
         tm_page_t *pg = &tm.pages[p];
         if (pg->state != TM_READ_WRITE) {
             pg->in_rw = 0; /* protected since (a diff, an invalidation, collection) */
-            pg->clean = 0;
             continue;
         }
         if (!app) {
-            TM_CHECK(tm_protect(p, PROT_READ));
-            pg->state = TM_READ_ONLY;
-            pg->in_rw = 0;
-            pg->clean = 0;
+            TM_CHECK(tm_scan_protect(p));
             if (!pg->in_dirty && tm_scan_changed(p)) {
                 tm_mark_dirty(p);
             }
@@ -362,15 +367,13 @@ static cm_status_t tm_scan(void)
             pg->clean = 0;
             tm.rw[kept++] = (uint32_t)p;
             tm.st.scan_written++;
-        } else if (++pg->clean < TM_SCAN_AGE) {
+            continue;
+        }
+        tm.st.scan_clean++;
+        if (++pg->clean < TM_SCAN_AGE) {
             tm.rw[kept++] = (uint32_t)p; /* written every few intervals (red-black phases) */
-            tm.st.scan_clean++;
         } else {
-            TM_CHECK(tm_protect(p, PROT_READ));
-            pg->state = TM_READ_ONLY;
-            pg->in_rw = 0;
-            pg->clean = 0;
-            tm.st.scan_clean++;
+            TM_CHECK(tm_scan_protect(p));
             tm.st.scan_protected++;
         }
     }
