@@ -41,6 +41,8 @@ typedef struct {
     uint64_t           latency_ns;   /* delay injection, see cm_rma_delay.h */
     double             bandwidth;    /* bytes/s, 0 = unlimited */
     uint64_t           overhead_ns;
+    cm_wait_mode_t     wait;         /* CM_WAIT */
+    uint64_t           wait_spin_ns; /* CM_WAIT_SPIN */
 } cm_rma_params_t;
 
 /* Counters of this process's operations (issued by it). */
@@ -51,6 +53,8 @@ typedef struct {
     uint64_t am_queued;       /* posted messages UCX queued (no room at the peer yet) */
     uint64_t delay_ns;        /* time spent in injected delays */
     uint64_t progress_wakeups; /* progress thread wake-ups */
+    uint64_t wait_blocks;      /* waits that slept (CM_WAIT) */
+    uint64_t wait_missed;      /* sleeps that outlasted a change of their word: never expected */
 } cm_rma_stats_t;
 
 typedef enum { CM_CMP_EQ, CM_CMP_NE, CM_CMP_GT, CM_CMP_GE, CM_CMP_LT, CM_CMP_LE } cm_rma_cmp_t;
@@ -198,8 +202,39 @@ cm_status_t cm_rma_flush_all(cm_rma_t *rma);
 /* Runs UCX progress once; returns the number of events handled. */
 unsigned cm_rma_progress(cm_rma_t *rma);
 
-/* Spins (progressing, yielding) until *addr cmp value holds; addr is local memory written by peers. */
+/*
+ * Waits until *addr cmp value holds; addr is local memory written by peers
+ * with cm_rma_put_u64_nbi. Progresses meanwhile; spins, yields, and where
+ * waits block (cm_rma_wait_setup) sleeps until a peer's put or an event of
+ * the worker wakes it.
+ */
 void cm_rma_wait_u64(cm_rma_t *rma, volatile uint64_t *addr, cm_rma_cmp_t cmp, uint64_t value);
+
+/*
+ * The same for any condition: ready() is called again after every event and
+ * every wake-up. What it watches must change only through a put_u64 into
+ * this process's memory or in a handler of an event of the worker (an active
+ * message), or a blocked wait would not be woken.
+ */
+typedef bool (*cm_rma_ready_fn_t)(void *arg);
+void cm_rma_wait_until(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg);
+
+/*
+ * Collective, after the segment holding word is mapped: word is 8 zeroed
+ * bytes at the same address in every process, in a CM_RMA_SEG_ATOMIC
+ * segment, through which peers wake this process from a blocked wait.
+ * Decides whether waits block (CM_WAIT; auto: when local_procs exceeds this
+ * process's cores) and starts the progress thread if they do. Refuses
+ * CM_WAIT=block, with one line saying why, where nobody could wake a sleeper.
+ */
+/*
+ * For a condition only handlers of worker events (active messages) change:
+ * this thread keeps progressing the worker and sleeps on its event fd.
+ */
+void cm_rma_wait_events(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg);
+
+cm_status_t cm_rma_wait_setup(cm_rma_t *rma, void *word, int local_procs);
+bool cm_rma_waits_block(const cm_rma_t *rma);
 
 /* flush_all + a barrier through the process manager. Not the protocol's barrier (locks/). */
 cm_status_t cm_rma_barrier(cm_rma_t *rma);

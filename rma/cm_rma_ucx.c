@@ -22,113 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define CM_RMA_MAX_SEGS 8
-/* Operands of non-blocking operations: UCX may read them after the call returns. */
-#define CM_RMA_STASH    1024
-
-struct cm_rma_seg {
-    uintptr_t         base;
-    size_t            len;
-    cm_rma_seg_kind_t kind;
-    char              name[32];
-    ucp_mem_h         memh;
-    bool              own_mmap; /* we mapped the memory and UCX only registered it */
-    int               fd;       /* CM_RMA_SEG_FD: the memfd, else -1 */
-    ucp_rkey_h        *rkeys;   /* per pe */
-    char              **rbase;  /* per pe: where pe's copy of base is mapped here, or NULL */
-};
-
-/* What a CM_RMA_SEG_FD segment's owner publishes so that node-local peers can map it. */
-typedef struct {
-    int32_t pid;
-    int32_t fd;
-} cm_rma_fd_info_t;
-
-struct cm_rma {
-    cm_boot_t          *boot;
-    int                rank;
-    int                nprocs;
-    ucp_context_h      context;
-    ucp_worker_h       worker;
-    ucp_ep_h           *eps;
-    cm_rma_seg_t       *segs[CM_RMA_MAX_SEGS];
-    int                nsegs;
-    bool               all_mapped;
-    bool               *shm_peer;   /* per pe: UCX reaches it through shared memory */
-    bool               shm_known;   /* shm_peer is filled (an ATOMIC segment was mapped) */
-
-    cm_progress_mode_t progress_mode;
-    bool               thread_running;
-    pthread_t          thread;
-    int                stop_fd;
-    atomic_uint_fast64_t wakeups;
-    atomic_int         main_polling;  /* the application thread is progressing the worker */
-    uint64_t           handoff_ns;    /* how often a parked progress thread looks again */
-
-    cm_rma_delay_t     delay;
-    uint64_t           *pending_ns; /* per pe: completion time of injected delays of *_nbi ops */
-    uint64_t           pending_all_ns;
-
-    cm_rma_stats_t     stats;
-    /* Handlers post from any thread. */
-    atomic_uint_fast64_t am_sent, am_bytes_sent, am_received, am_queued;
-    struct cm_rma_am {
-        cm_rma_t            *rma;
-        cm_rma_am_handler_t fn;
-        void                *arg;
-    } am[CM_RMA_AM_MAX_ID];
-    bool               direct_pending; /* copies into directly mapped memory since the last flush */
-    bool               fence_pending;  /* UCX operations issued before a fence: complete them before a copy */
-    bool               ucx_pending;    /* UCX operations that may be incomplete since the last flush_all */
-    unsigned           stash_used;
-    uint64_t           stash[CM_RMA_STASH];
-};
-
-static inline void cm_rma_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-/* One step of a spin loop that made no progress: spin briefly, then give the core away. */
-static inline void cm_rma_idle(unsigned *idle)
-{
-    if (++*idle < 16) {
-        cm_rma_cpu_relax();
-    } else {
-        sched_yield();
-    }
-}
-
-unsigned cm_rma_progress(cm_rma_t *rma)
-{
-    return ucp_worker_progress(rma->worker);
-}
-
-/*
- * While the application thread spins on the worker, the progress thread stays
- * parked: two threads fighting over one worker (UCX's lock, a wake-up for
- * every reply) made TCP round trips 2-5x slower and erratic, and waking the
- * thread each time the application stopped polling was as bad. So the parked
- * thread looks again every CM_PROGRESS_HANDOFF: when the application has left
- * the library, the thread takes over serving peers within that time.
- */
-static inline void cm_rma_poll_begin(cm_rma_t *rma)
-{
-    if (rma->thread_running) {
-        atomic_store_explicit(&rma->main_polling, 1, memory_order_relaxed);
-    }
-}
-
-static inline void cm_rma_poll_end(cm_rma_t *rma)
-{
-    if (rma->thread_running) {
-        atomic_store_explicit(&rma->main_polling, 0, memory_order_relaxed);
-    }
-}
+#include "rma/cm_rma_int.h"
 
 void cm_rma_poll_enter(cm_rma_t *rma)
 {
@@ -275,118 +169,6 @@ static uint64_t *cm_rma_stash(cm_rma_t *rma, uint64_t value, cm_status_t *status
     return &rma->stash[rma->stash_used++];
 }
 
-/* ---- progress thread ---------------------------------------------------- */
-
-/*
- * Sleeps on the worker's event fd and progresses when peers' requests arrive:
- * on TCP, UCX executes a peer's put/get/atomic here, in software, so without
- * this a process that computes or blocks outside the library stalls its peers.
- *
- * It sleeps only after ucp_worker_arm returned OK, the loop UCX documents.
- * With UCP_WAKEUP_TX (see cm_rma_init) the arm refuses while one of our sends
- * is still queued in UCX (a peer's shared-memory FIFO was full): such a send
- * goes out only through our own progress, and no event announces that the
- * peer made room. A send queued after the arm, by another thread, signals
- * the worker (cm_rma_am_post).
- */
-static void *cm_rma_progress_main(void *arg)
-{
-    cm_rma_t *rma = arg;
-    struct epoll_event ev, events[2];
-    int worker_fd, ep_fd;
-    unsigned idle = 0;
-    ucs_status_t st;
-
-    if (ucp_worker_get_efd(rma->worker, &worker_fd) != UCS_OK) {
-        cm_error("progress thread: no UCX event fd");
-        return NULL;
-    }
-    ep_fd = epoll_create1(EPOLL_CLOEXEC);
-    if (ep_fd < 0) {
-        cm_error("progress thread: epoll_create1: %s", strerror(errno));
-        return NULL;
-    }
-    ev.events  = EPOLLIN;
-    ev.data.fd = worker_fd;
-    epoll_ctl(ep_fd, EPOLL_CTL_ADD, worker_fd, &ev);
-    ev.data.fd = rma->stop_fd;
-    epoll_ctl(ep_fd, EPOLL_CTL_ADD, rma->stop_fd, &ev);
-
-    for (;;) {
-        if (atomic_load_explicit(&rma->main_polling, memory_order_relaxed)) {
-            struct timespec ts = {.tv_sec  = (time_t)(rma->handoff_ns / 1000000000u),
-                                  .tv_nsec = (long)(rma->handoff_ns % 1000000000u)};
-            nanosleep(&ts, NULL);
-            continue;
-        }
-        if (ucp_worker_progress(rma->worker) != 0) {
-            idle = 0;
-            continue;
-        }
-        st = ucp_worker_arm(rma->worker);
-        if (st == UCS_ERR_BUSY) {
-            /* Events to drain, or a queued send waiting for room at a peer:
-               keep progressing, but leave the core to that peer. */
-            cm_rma_idle(&idle);
-            continue;
-        }
-        if (st != UCS_OK) {
-            cm_error("progress thread: ucp_worker_arm: %s", ucs_status_string(st));
-            break;
-        }
-        idle = 0;
-        int n = epoll_wait(ep_fd, events, 2, -1);
-        if (n < 0 && errno != EINTR) {
-            cm_error("progress thread: epoll_wait: %s", strerror(errno));
-            break;
-        }
-        atomic_fetch_add_explicit(&rma->wakeups, 1, memory_order_relaxed);
-        for (int i = 0; i < n; i++) {
-            if (events[i].data.fd == rma->stop_fd) {
-                close(ep_fd);
-                return NULL;
-            }
-        }
-    }
-    close(ep_fd);
-    return NULL;
-}
-
-static cm_status_t cm_rma_thread_start(cm_rma_t *rma)
-{
-    int rc;
-
-    rma->stop_fd = eventfd(0, EFD_CLOEXEC);
-    if (rma->stop_fd < 0) {
-        cm_error("eventfd: %s", strerror(errno));
-        return CM_ERR_NO_MEMORY;
-    }
-    rc = pthread_create(&rma->thread, NULL, cm_rma_progress_main, rma);
-    if (rc != 0) {
-        cm_error("cannot start the progress thread: %s", strerror(rc));
-        close(rma->stop_fd);
-        return CM_ERR_NO_MEMORY;
-    }
-    rma->thread_running = true;
-    cm_debug("progress thread started");
-    return CM_OK;
-}
-
-static void cm_rma_thread_stop(cm_rma_t *rma)
-{
-    uint64_t one = 1;
-
-    if (!rma->thread_running) {
-        return;
-    }
-    if (write(rma->stop_fd, &one, sizeof(one)) != sizeof(one)) {
-        cm_warn("cannot signal the progress thread: %s", strerror(errno));
-    }
-    pthread_join(rma->thread, NULL);
-    close(rma->stop_fd);
-    rma->thread_running = false;
-}
-
 /* ---- init / finalize ---------------------------------------------------- */
 
 cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
@@ -410,6 +192,9 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
     rma->nprocs        = cm_boot_size(params->boot);
     rma->progress_mode = params->progress;
     rma->handoff_ns    = params->handoff_ns ? params->handoff_ns : 1000;
+    rma->wait_mode     = params->wait;
+    rma->wait_spin_ns  = params->wait_spin_ns;
+    rma->worker_fd     = -1;
     rma->all_mapped    = true;
     cm_rma_delay_init(&rma->delay, params->latency_ns, params->bandwidth, params->overhead_ns);
     rma->eps        = calloc((size_t)rma->nprocs, sizeof(*rma->eps));
@@ -592,6 +377,7 @@ cm_status_t cm_rma_finalize(cm_rma_t *rma)
     }
     ucp_worker_destroy(rma->worker);
     ucp_cleanup(rma->context);
+    free(rma->wait_peer);
     free(rma->shm_peer);
     free(rma->pending_ns);
     free(rma->eps);
@@ -978,6 +764,8 @@ void cm_rma_get_stats(const cm_rma_t *rma, cm_rma_stats_t *stats)
                                                 memory_order_relaxed);
     stats->progress_wakeups = atomic_load_explicit(&((cm_rma_t *)rma)->wakeups,
                                                    memory_order_relaxed);
+    stats->wait_blocks = atomic_load_explicit(&((cm_rma_t *)rma)->wait_blocks, memory_order_relaxed);
+    stats->wait_missed = atomic_load_explicit(&((cm_rma_t *)rma)->wait_missed, memory_order_relaxed);
 }
 
 ucp_worker_h cm_rma_ucp_worker(cm_rma_t *rma) { return rma->worker; }
@@ -1137,6 +925,7 @@ cm_status_t cm_rma_put_u64_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t v
     __atomic_store_n((uint64_t *)(void *)(seg->rbase[pe] + ((uintptr_t)addr - seg->base)), value,
                      __ATOMIC_RELAXED);
     rma->direct_pending = true;
+    cm_rma_wake_peer(rma, pe); /* it may sleep on this word */
     return CM_OK;
 }
 
@@ -1325,34 +1114,6 @@ cm_status_t cm_rma_flush_all(cm_rma_t *rma)
         memset(rma->pending_ns, 0, (size_t)rma->nprocs * sizeof(*rma->pending_ns));
     }
     return status;
-}
-
-static inline bool cm_rma_cmp(uint64_t a, cm_rma_cmp_t cmp, uint64_t b)
-{
-    switch (cmp) {
-    case CM_CMP_EQ: return a == b;
-    case CM_CMP_NE: return a != b;
-    case CM_CMP_GT: return a > b;
-    case CM_CMP_GE: return a >= b;
-    case CM_CMP_LT: return a < b;
-    case CM_CMP_LE: return a <= b;
-    }
-    return false;
-}
-
-void cm_rma_wait_u64(cm_rma_t *rma, volatile uint64_t *addr, cm_rma_cmp_t cmp, uint64_t value)
-{
-    unsigned idle = 0;
-
-    cm_rma_poll_begin(rma);
-    while (!cm_rma_cmp(__atomic_load_n(addr, __ATOMIC_ACQUIRE), cmp, value)) {
-        if (ucp_worker_progress(rma->worker) != 0) {
-            idle = 0;
-        } else {
-            cm_rma_idle(&idle);
-        }
-    }
-    cm_rma_poll_end(rma);
 }
 
 cm_status_t cm_rma_barrier(cm_rma_t *rma)

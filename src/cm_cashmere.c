@@ -691,6 +691,8 @@ static void cm_cm_stats(cm_stats_t *s)
     s->atomics            = r.atomics;
     s->bytes_put          = r.bytes_put;
     s->bytes_got          = r.bytes_got;
+    s->wait_blocks = r.wait_blocks;
+    s->wait_missed = r.wait_missed;
 }
 
 static void cm_cm_stats_reset(void)

@@ -215,6 +215,11 @@ cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size
                  cm_variants[cfg->variant].name, list);
         return CM_ERR_UNSUPPORTED;
     }
+    if (cfg->wait == CM_WAIT_BLOCK && cfg->progress_thread == CM_PROGRESS_OFF && job->nprocs > 1) {
+        cm_error("CM_WAIT=block: a blocked wait hands the peers' requests to the progress thread, "
+                 "and CM_PROGRESS_THREAD=off");
+        return CM_ERR_INVALID;
+    }
     meta   = meta ? meta : &meta_tmp;
     layout = layout ? layout : &layout_tmp;
     status = cm_meta_layout_compute((cfg->shared_size + page - 1) / page, (uint32_t)job->nprocs,

@@ -88,6 +88,13 @@
       "While the application thread waits inside the library it serves peers itself and the " \
       "progress thread sleeps; once the application leaves, the thread takes over within this time. " \
       "Shorter: quicker service of peers that arrive just then; longer: fewer wake-ups.") \
+    _(wait, WAIT, ENUM, "auto", "auto|spin|block", "runtime", \
+      "How a process waits for a lock, a barrier or a reply. spin: progress and spin, yielding the " \
+      "core. block: after CM_WAIT_SPIN, sleep until a peer's write or a message wakes it (needs the " \
+      "progress thread, and peers that can wake it: node-local ones or TCP). auto: block when this " \
+      "node runs more of the job's processes than this process has cores.") \
+    _(wait_spin, WAIT_SPIN, TIME, "50us", NULL, "runtime", \
+      "Where waits block: how long a wait spins and yields before it sleeps.") \
     _(stdin_all, STDIN_ALL, BOOL, "no", NULL, "runtime", \
       "Give every rank the same stdin: before main, rank 0 reads its stdin to the end and every " \
       "process then reads those bytes from the first one. Set by `cmrun --stdin FILE`.") \

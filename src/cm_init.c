@@ -164,6 +164,8 @@ static int cm_rt_init(int *argc, char ***argv)
     rma_params.latency_ns  = cm_rt.config.net_latency;
     rma_params.bandwidth   = cm_rt.config.net_bandwidth;
     rma_params.overhead_ns = cm_rt.config.net_overhead;
+    rma_params.wait        = (cm_wait_mode_t)cm_rt.config.wait;
+    rma_params.wait_spin_ns = cm_rt.config.wait_spin;
     status = cm_rma_init(&rma_params, &cm_rt.rma);
     if (status != CM_OK) {
         goto err;
@@ -175,6 +177,11 @@ static int cm_rt_init(int *argc, char ***argv)
     cm_rt.scratch   = (char *)cm_rt.meta_base + cm_rt.meta.scratch;
     status = cm_rma_seg_map(cm_rt.rma, cm_rt.meta_base, cm_rt.meta_size, CM_RMA_SEG_ATOMIC,
                             "metadata segment", &cm_rt.meta_seg);
+    if (status != CM_OK) {
+        goto err;
+    }
+    status = cm_rma_wait_setup(cm_rt.rma, (char *)cm_rt.meta_base + cm_rt.meta.wait_word,
+                               cm_boot_local_size(cm_rt.boot));
     if (status != CM_OK) {
         goto err;
     }

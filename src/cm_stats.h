@@ -48,6 +48,8 @@
     _(atomics,            "one-sided atomics issued") \
     _(bytes_put,          "bytes put") \
     _(bytes_got,          "bytes got") \
+    _(wait_blocks,        "waits that slept until woken (CM_WAIT)") \
+    _(wait_missed,        "sleeps that outlasted a change of their word (never expected)") \
     _(intervals,          "TreadMarks: intervals created here") \
     _(twins,              "TreadMarks: twins made") \
     _(scan_written,       "TreadMarks scan: writable pages found written at an interval end") \

@@ -648,22 +648,28 @@ static void tm_unlock(void)
     tm_drain();
 }
 
-/* Releases the mutex and progresses until *v >= target (or, for tm_wait_zero, *v <= 0). */
+typedef struct {
+    atomic_int *v;
+    int        target;
+    bool       down;
+} tm_wait_t;
+
+/* Serves what was queued meanwhile; the counters change in handlers (cm_rma_wait_until). */
+static bool tm_wait_ready(void *arg)
+{
+    tm_wait_t *w = arg;
+
+    tm_drain();
+    return w->down ? atomic_load(w->v) <= w->target : atomic_load(w->v) >= w->target;
+}
+
+/* Releases the mutex and waits until *v >= target (or, for tm_wait_zero, *v <= 0). */
 static void tm_wait(atomic_int *v, int target, bool down)
 {
-    unsigned idle = 0;
+    tm_wait_t w = {v, target, down};
 
     tm_unlock();
-    cm_rma_poll_enter(tm.rma);
-    while (down ? atomic_load(v) > target : atomic_load(v) < target) {
-        if (cm_rma_progress(tm.rma) != 0) {
-            idle = 0;
-        } else if (++idle > 16) {
-            sched_yield();
-        }
-        tm_drain();
-    }
-    cm_rma_poll_leave(tm.rma);
+    cm_rma_wait_events(tm.rma, tm_wait_ready, &w);
     tm_lock();
 }
 
@@ -1366,6 +1372,8 @@ static void tm_stats(cm_stats_t *s)
     s->atomics   = r.atomics;
     s->bytes_put = r.bytes_put;
     s->bytes_got = r.bytes_got;
+    s->wait_blocks = r.wait_blocks;
+    s->wait_missed = r.wait_missed;
 }
 
 static void tm_stats_reset(void)

@@ -332,6 +332,37 @@ static double cm_bench_value(cm_bench_t *b, const char *name, size_t size)
     cm_fatal(1, "cm_bench: no figure '%s' measured", name);
 }
 
+/*
+ * The null round trip again while the target computes outside the library: what a TreadMarks
+ * request costs when its target is not waiting for it (its progress thread, woken by the
+ * transport, must first get a core). The target computes until rank 0 stores *stop.
+ */
+static void cm_bench_busy_target(cm_bench_t *b, uint64_t *stop)
+{
+    int me = cm_rank();
+
+    if (me == b->target) {
+        *stop = 0;
+    }
+    cm_bench_check(cm_rma_barrier(b->rma), "barrier");
+    if (me == 0) {
+        double rtt, unused;
+        cm_bench_pair(b, cm_am_rtt, NULL, 8, &rtt, &unused);
+        cm_bench_add(b, "message round trip, target computing", 8, "us", rtt / 1e3,
+                     cm_bench_value(b, "message round trip (null)", 8), "target waiting");
+        cm_bench_check(cm_rma_put_u64_nbi(b->rma, b->target, stop, 1), "stop");
+        cm_bench_check(cm_rma_flush(b->rma, b->target), "stop");
+    } else if (me == b->target) {
+        volatile double x = 1.0;
+        while (__atomic_load_n(stop, __ATOMIC_ACQUIRE) == 0) {
+            for (int i = 0; i < 1000; i++) {
+                x = x * 1.0000001 + 1e-9;
+            }
+        }
+    }
+    cm_bench_check(cm_rma_barrier(b->rma), "barrier");
+}
+
 static void cm_bench_latency(cm_bench_t *b, const char *name, cm_bench_op_fn_t fn,
                              cm_bench_op_fn_t ref, size_t size)
 {
@@ -897,6 +928,10 @@ int main(int argc, char **argv)
         cm_bench_floors(&b);
     }
     cm_bench_check(cm_rma_barrier(b.rma), "barrier");
+    if (target != 0 && cm_rma_progress_thread_running(b.rma)) {
+        /* (Without the thread nobody serves a computing target: a TreadMarks run has one.) */
+        cm_bench_busy_target(&b, (uint64_t *)(void *)(b.remote + max_bw - 64));
+    }
     if (cm_nprocs() > 1 && target != 0) {
         if (strcmp(cm_rt.proto->name, "treadmarks") == 0) {
             cm_bench_tmk(&b);

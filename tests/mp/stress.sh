@@ -41,7 +41,7 @@ usage: stress.sh [options]
 LISTs are space- or comma-separated. Per run, drawn from the driver seed and the run's identity
 (case, setting, transport, processes, round), so narrowing the selection repeats the same runs:
 the litmus seed, CM_NET_LATENCY, sometimes CM_NET_OVERHEAD and CM_NET_BANDWIDTH,
-CM_PROGRESS_THREAD, and per protocol its rare paths (Cashmere: CM_UNSAFE_THRESHOLD=0, a small
+CM_PROGRESS_THREAD, CM_WAIT=block (in a third of the runs), and per protocol its rare paths (Cashmere: CM_UNSAFE_THRESHOLD=0, a small
 CM_WN_RING, CM_FIRST_TOUCH=no, CM_MERGE_LINES=1; TreadMarks: CM_TMK_GC_BYTES=4k, CM_TMK_WRITE_DETECT=scan).
 EOF
 }
@@ -177,6 +177,10 @@ make_cmd() {
     # default, TCP with one; each sometimes the other way.
     draw 4; if [ "$r" = 0 ]; then
         if [ "$t" = shm ]; then e+=(CM_PROGRESS_THREAD=on); else e+=(CM_PROGRESS_THREAD=off); fi
+    fi
+    # Blocking waits: woken by peers' stores, the progress thread, messages (needs the thread).
+    draw 3; if [ "$r" = 0 ] && [[ " ${e[*]} " != *" CM_PROGRESS_THREAD=off "* ]]; then
+        pick 0 50us; e+=(CM_WAIT=block "CM_WAIT_SPIN=$r")
     fi
     if [ "$s" = treadmarks ]; then
         draw 4; [ "$r" != 0 ] || e+=(CM_TMK_GC_BYTES=4k)     # garbage collection at every barrier

@@ -1,0 +1,162 @@
+/*
+ * Internals of the one-sided layer shared by its files: the UCX backend
+ * (cm_rma_ucx.c) and the waiting policy with its progress thread (cm_rma_wait.c).
+ */
+#ifndef CM_RMA_INT_H
+#define CM_RMA_INT_H
+
+#include "rma/cm_rma.h"
+#include "rma/cm_rma_delay.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+
+/*
+ * The word through which a blocked waiter is woken, one per process, in a
+ * segment its node-local peers map: a waker that sees `sleeping` after its
+ * store bumps `seq` and wakes the futex on it (a shared futex: the waiter and
+ * its peers map the same memory).
+ */
+typedef struct {
+    uint32_t seq;      /* futex word */
+    uint32_t sleeping; /* 1 while the owner may be asleep on seq */
+} cm_rma_waitword_t;
+
+#define CM_RMA_MAX_SEGS 8
+/* Operands of non-blocking operations: UCX may read them after the call returns. */
+#define CM_RMA_STASH    1024
+
+struct cm_rma_seg {
+    uintptr_t         base;
+    size_t            len;
+    cm_rma_seg_kind_t kind;
+    char              name[32];
+    ucp_mem_h         memh;
+    bool              own_mmap; /* we mapped the memory and UCX only registered it */
+    int               fd;       /* CM_RMA_SEG_FD: the memfd, else -1 */
+    ucp_rkey_h        *rkeys;   /* per pe */
+    char              **rbase;  /* per pe: where pe's copy of base is mapped here, or NULL */
+};
+
+/* What a CM_RMA_SEG_FD segment's owner publishes so that node-local peers can map it. */
+typedef struct {
+    int32_t pid;
+    int32_t fd;
+} cm_rma_fd_info_t;
+
+struct cm_rma {
+    cm_boot_t          *boot;
+    int                rank;
+    int                nprocs;
+    ucp_context_h      context;
+    ucp_worker_h       worker;
+    ucp_ep_h           *eps;
+    cm_rma_seg_t       *segs[CM_RMA_MAX_SEGS];
+    int                nsegs;
+    bool               all_mapped;
+    bool               *shm_peer;   /* per pe: UCX reaches it through shared memory */
+    bool               shm_known;   /* shm_peer is filled (an ATOMIC segment was mapped) */
+
+    cm_progress_mode_t progress_mode;
+    bool               thread_running;
+    pthread_t          thread;
+    int                stop_fd;
+    atomic_uint_fast64_t wakeups;
+    atomic_int         main_polling;  /* the application thread is progressing the worker */
+    uint64_t           handoff_ns;    /* how often a parked progress thread looks again */
+
+    /* Blocking waits (cm_rma_wait.c). */
+    cm_wait_mode_t     wait_mode;
+    uint64_t           wait_spin_ns;  /* spin (and yield) this long before blocking */
+    bool               blocking;      /* waits may block (decided by cm_rma_wait_setup) */
+    int                worker_fd;     /* the worker's event fd where waits block, else -1 */
+    cm_rma_waitword_t  *wait_self;    /* our word, in a segment peers map */
+    cm_rma_waitword_t  **wait_peer;   /* per pe: its word mapped here, or NULL */
+    atomic_uint_fast64_t wait_blocks, wait_missed;
+
+    cm_rma_delay_t     delay;
+    uint64_t           *pending_ns; /* per pe: completion time of injected delays of *_nbi ops */
+    uint64_t           pending_all_ns;
+
+    cm_rma_stats_t     stats;
+    /* Handlers post from any thread. */
+    atomic_uint_fast64_t am_sent, am_bytes_sent, am_received, am_queued;
+    struct cm_rma_am {
+        cm_rma_t            *rma;
+        cm_rma_am_handler_t fn;
+        void                *arg;
+    } am[CM_RMA_AM_MAX_ID];
+    bool               direct_pending; /* copies into directly mapped memory since the last flush */
+    bool               fence_pending;  /* UCX operations issued before a fence: complete them before a copy */
+    bool               ucx_pending;    /* UCX operations that may be incomplete since the last flush_all */
+    unsigned           stash_used;
+    uint64_t           stash[CM_RMA_STASH];
+};
+
+static inline void cm_rma_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* One step of a spin loop that made no progress: spin briefly, then give the core away. */
+static inline void cm_rma_idle(unsigned *idle)
+{
+    if (++*idle < 16) {
+        cm_rma_cpu_relax();
+    } else {
+        sched_yield();
+    }
+}
+
+
+/*
+ * While the application thread spins on the worker, the progress thread stays
+ * parked: two threads fighting over one worker (UCX's lock, a wake-up for
+ * every reply) made TCP round trips 2-5x slower and erratic, and waking the
+ * thread each time the application stopped polling was as bad. So the parked
+ * thread looks again every CM_PROGRESS_HANDOFF: when the application has left
+ * the library, the thread takes over serving peers within that time.
+ */
+static inline void cm_rma_poll_begin(cm_rma_t *rma)
+{
+    if (rma->thread_running) {
+        atomic_store_explicit(&rma->main_polling, 1, memory_order_relaxed);
+    }
+}
+
+static inline void cm_rma_poll_end(cm_rma_t *rma)
+{
+    if (rma->thread_running) {
+        atomic_store_explicit(&rma->main_polling, 0, memory_order_relaxed);
+    }
+}
+
+
+/* The progress thread (cm_rma_wait.c). */
+cm_status_t cm_rma_thread_start(cm_rma_t *rma);
+void cm_rma_thread_stop(cm_rma_t *rma);
+
+/* Bumps w's sequence and wakes whoever sleeps on it. */
+void cm_rma_wake(cm_rma_waitword_t *w);
+
+/* After our store into pe's directly mapped memory: wakes pe if it sleeps in a wait. */
+static inline void cm_rma_wake_peer(cm_rma_t *rma, int pe)
+{
+    cm_rma_waitword_t *w;
+
+    if (rma->wait_peer == NULL || (w = rma->wait_peer[pe]) == NULL) {
+        return;
+    }
+    /* Store, fence, look: the sleeper sets `sleeping`, fences, looks at the word (Dekker). */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&w->sleeping, __ATOMIC_RELAXED) != 0) {
+        cm_rma_wake(w);
+    }
+}
+
+#endif
