@@ -20,8 +20,12 @@
  */
 typedef struct {
     uint32_t seq;      /* futex word */
-    uint32_t sleeping; /* 1 while the owner may be asleep on seq */
+    uint32_t sleeping; /* CM_RMA_SLEEP_*: how the owner may be asleep */
 } cm_rma_waitword_t;
+
+/* On the futex (peers' stores and the progress thread wake it) or on the worker's event fd
+ * (events wake it; the progress thread through self_fd). */
+enum { CM_RMA_SLEEP_NONE, CM_RMA_SLEEP_FUTEX, CM_RMA_SLEEP_EVENTS };
 
 #define CM_RMA_MAX_SEGS 8
 /* Operands of non-blocking operations: UCX may read them after the call returns. */
@@ -71,6 +75,7 @@ struct cm_rma {
     uint64_t           wait_spin_ns;  /* spin (and yield) this long before blocking */
     bool               blocking;      /* waits may block (decided by cm_rma_wait_setup) */
     int                worker_fd;     /* the worker's event fd where waits block, else -1 */
+    int                self_fd;       /* eventfd: the progress thread wakes a wait on worker_fd */
     cm_rma_waitword_t  *wait_self;    /* our word, in a segment peers map */
     cm_rma_waitword_t  **wait_peer;   /* per pe: its word mapped here, or NULL */
     atomic_uint_fast64_t wait_blocks, wait_missed;
@@ -154,7 +159,7 @@ static inline void cm_rma_wake_peer(cm_rma_t *rma, int pe)
     }
     /* Store, fence, look: the sleeper sets `sleeping`, fences, looks at the word (Dekker). */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&w->sleeping, __ATOMIC_RELAXED) != 0) {
+    if (__atomic_load_n(&w->sleeping, __ATOMIC_RELAXED) == CM_RMA_SLEEP_FUTEX) {
         cm_rma_wake(w);
     }
 }

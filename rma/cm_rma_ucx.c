@@ -195,6 +195,7 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
     rma->wait_mode     = params->wait;
     rma->wait_spin_ns  = params->wait_spin_ns;
     rma->worker_fd     = -1;
+    rma->self_fd       = -1;
     rma->all_mapped    = true;
     cm_rma_delay_init(&rma->delay, params->latency_ns, params->bandwidth, params->overhead_ns);
     rma->eps        = calloc((size_t)rma->nprocs, sizeof(*rma->eps));
@@ -377,6 +378,9 @@ cm_status_t cm_rma_finalize(cm_rma_t *rma)
     }
     ucp_worker_destroy(rma->worker);
     ucp_cleanup(rma->context);
+    if (rma->self_fd >= 0) {
+        close(rma->self_fd);
+    }
     free(rma->wait_peer);
     free(rma->shm_peer);
     free(rma->pending_ns);

@@ -183,8 +183,17 @@ static void cm_rma_wake_self(cm_rma_t *rma)
         return;
     }
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&w->sleeping, __ATOMIC_RELAXED) != 0) {
+    switch (__atomic_load_n(&w->sleeping, __ATOMIC_RELAXED)) {
+    case CM_RMA_SLEEP_FUTEX:
         cm_rma_wake(w);
+        break;
+    case CM_RMA_SLEEP_EVENTS: {
+        uint64_t one = 1;
+        if (write(rma->self_fd, &one, sizeof(one)) != sizeof(one)) {
+            cm_rma_wake(w); /* cannot fail on an eventfd below its maximum; never silent */
+        }
+        break;
+    }
     }
 }
 
@@ -268,7 +277,8 @@ cm_status_t cm_rma_wait_setup(cm_rma_t *rma, void *word, int local_procs)
             return status;
         }
     }
-    if (ucp_worker_get_efd(rma->worker, &rma->worker_fd) != UCS_OK) {
+    rma->self_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (rma->self_fd < 0 || ucp_worker_get_efd(rma->worker, &rma->worker_fd) != UCS_OK) {
         rma->worker_fd = -1; /* waits for events sleep on the futex, woken by the thread */
     }
     rma->blocking = true;
@@ -294,7 +304,7 @@ static void cm_rma_block(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg)
     struct timespec ts = {.tv_sec  = (time_t)(CM_RMA_BLOCK_BACKSTOP_NS / 1000000000ull),
                           .tv_nsec = (long)(CM_RMA_BLOCK_BACKSTOP_NS % 1000000000ull)};
 
-    __atomic_store_n(&w->sleeping, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->sleeping, CM_RMA_SLEEP_FUTEX, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     atomic_store_explicit(&rma->main_polling, 0, memory_order_seq_cst);
     if (!ready(arg)) {
@@ -319,17 +329,28 @@ static void cm_rma_block(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg)
  */
 static void cm_rma_block_events(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg)
 {
-    struct pollfd pfd = {.fd = rma->worker_fd, .events = POLLIN};
+    cm_rma_waitword_t *w = rma->wait_self;
+    struct pollfd pfd[2] = {{.fd = rma->worker_fd, .events = POLLIN},
+                            {.fd = rma->self_fd, .events = POLLIN}};
+    uint64_t drained;
 
-    if (ucp_worker_arm(rma->worker) != UCS_OK || ready(arg)) {
-        return; /* events to progress first */
-    }
-    atomic_fetch_add_explicit(&rma->wait_blocks, 1, memory_order_relaxed);
-    if (poll(&pfd, 1, (int)(CM_RMA_BLOCK_BACKSTOP_NS / 1000000)) == 0 && ready(arg)) {
-        if (atomic_fetch_add_explicit(&rma->wait_missed, 1, memory_order_relaxed) == 0) {
-            cm_warn("a blocked wait was not woken by the event it waited for (noticed after "
-                    "%.1f s); please report this", CM_RMA_BLOCK_BACKSTOP_NS / 1e9);
+    /* The progress thread may be inside a progress call it began just before this thread
+     * took the worker back: an event it consumed raises nothing more on the worker's fd, so
+     * it wakes us through self_fd when its handler is done (cm_rma_wake_self). */
+    __atomic_store_n(&w->sleeping, CM_RMA_SLEEP_EVENTS, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (ucp_worker_arm(rma->worker) == UCS_OK && !ready(arg)) {
+        atomic_fetch_add_explicit(&rma->wait_blocks, 1, memory_order_relaxed);
+        if (poll(pfd, 2, (int)(CM_RMA_BLOCK_BACKSTOP_NS / 1000000)) == 0 && ready(arg)) {
+            if (atomic_fetch_add_explicit(&rma->wait_missed, 1, memory_order_relaxed) == 0) {
+                cm_warn("a blocked wait was not woken by the event it waited for (noticed "
+                        "after %.1f s); please report this", CM_RMA_BLOCK_BACKSTOP_NS / 1e9);
+            }
         }
+    }
+    __atomic_store_n(&w->sleeping, 0, __ATOMIC_RELAXED);
+    if (read(rma->self_fd, &drained, sizeof(drained)) < 0) {
+        /* EAGAIN: nobody wrote */
     }
 }
 

@@ -10,7 +10,8 @@ expect_out '^rank 0 of 1: shared 0x200000000000\+1073741824'
 for np in 2 4; do
     note "$np ranks over shared memory"
     use_shm
-    expect_ok "$CMRUN" -n $np "$MP/mp_init" info
+    # (CM_WAIT=spin: blocking waits, where processes outnumber cores, need the thread.)
+    expect_ok env CM_WAIT=spin "$CMRUN" -n $np "$MP/mp_init" info
     [ "$(count_out '^rank [0-9]+ of '$np': shared 0x200000000000')" -eq $np ] || fail "not every rank reported"
     expect_out "mapped=1 thread=0"
 done

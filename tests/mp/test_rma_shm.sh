@@ -5,12 +5,14 @@
 use_shm
 for np in 2 4; do
     note "mp_rma, $np ranks, shared memory"
-    expect_ok "$CMRUN" -n $np "$MP/mp_rma" --expect-mapped yes --expect-thread no
+    # (CM_WAIT=spin: blocking waits, where processes outnumber cores, need the thread.)
+    expect_ok env CM_WAIT=spin "$CMRUN" -n $np "$MP/mp_rma" --expect-mapped yes --expect-thread no
     expect_out "mp_rma: $np ranks OK"
 done
 note "atomics UCX emulates with messages (UCX_ATOMIC_MODE=device): a fence orders a direct get"
 note "behind a swap still waiting for its sleeping target"
-expect_ok env UCX_ATOMIC_MODE=device "$CMRUN" -n 4 "$MP/mp_rma" --expect-mapped yes
+# (CM_WAIT=spin: blocking waits would start a progress thread, which serves the swap at once.)
+expect_ok env UCX_ATOMIC_MODE=device CM_WAIT=spin "$CMRUN" -n 4 "$MP/mp_rma" --expect-mapped yes
 expect_out "mp_rma: swap, fence, get in order at every peer \([1-9][0-9]* of 3 waited"
 note "the protocol with every atomic emulated, both directory forms"
 for dir in mcs cas; do
