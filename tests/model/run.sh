@@ -143,7 +143,7 @@ check ring-probe-3 ring-wait "$(reached 3)" 3
 check tmk tmk pass
 check tmk-old-rule tmk-old-rule "fail:$stale"
 check tmk-no-encode-on-foreign tmk-no-encode "fail:$stale"
-check tmk-foreign-needs-twin tmk-foreign-needs-twin "fail:$stale"
+check tmk-foreign-needs-twin tmk-foreign-needs-twin "fail:$stale"   # the code before 47aaefd
 for p in 1 2 3 4 5 6 7; do
     check "tmk-probe-$p" tmk "$(reached $p)" $p
 done

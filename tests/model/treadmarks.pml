@@ -67,8 +67,8 @@
  *     twin then spans the foreign write, the writer's diff (at its older
  *     notice, concurrent with the foreign one) carries its newer value, and a
  *     reader that applies the foreign diff after it loses that value.
- *   FOREIGN_NEEDS_TWIN: src/cm_treadmarks.c as of this model (tm_invalidate
- *     calls tm_make_diff only if there is a twin). A request encodes the twin
+ *   FOREIGN_NEEDS_TWIN: src/cm_treadmarks.c before commit 47aaefd (tm_invalidate
+ *     called tm_make_diff only if there was a twin). A request encodes the twin
  *     while the writer's interval is open; that interval's notice closes
  *     without a diff and without a twin, a foreign notice arrives and leaves
  *     it so, the next write makes a new twin, and its diff goes to that old
