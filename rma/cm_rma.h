@@ -234,7 +234,6 @@ void cm_rma_wait_until(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg);
 void cm_rma_wait_events(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg);
 
 cm_status_t cm_rma_wait_setup(cm_rma_t *rma, void *word, int local_procs);
-bool cm_rma_waits_block(const cm_rma_t *rma);
 
 /* flush_all + a barrier through the process manager. Not the protocol's barrier (locks/). */
 cm_status_t cm_rma_barrier(cm_rma_t *rma);

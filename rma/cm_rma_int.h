@@ -141,7 +141,6 @@ static inline void cm_rma_poll_end(cm_rma_t *rma)
     }
 }
 
-
 /* The progress thread (cm_rma_wait.c). */
 cm_status_t cm_rma_thread_start(cm_rma_t *rma);
 void cm_rma_thread_stop(cm_rma_t *rma);

@@ -287,9 +287,13 @@ cm_status_t cm_rma_wait_setup(cm_rma_t *rma, void *word, int local_procs)
     return CM_OK;
 }
 
-bool cm_rma_waits_block(const cm_rma_t *rma)
+/* A sleep ended by the backstop found its condition true: nobody woke it when it changed. */
+static void cm_rma_wake_missed(cm_rma_t *rma)
 {
-    return rma->blocking;
+    if (atomic_fetch_add_explicit(&rma->wait_missed, 1, memory_order_relaxed) == 0) {
+        cm_warn("a blocked wait was not woken when what it waited for happened (noticed after "
+                "%.1f s); please report this", CM_RMA_BLOCK_BACKSTOP_NS / 1e9);
+    }
 }
 
 /*
@@ -311,10 +315,7 @@ static void cm_rma_block(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg)
         atomic_fetch_add_explicit(&rma->wait_blocks, 1, memory_order_relaxed);
         if (cm_rma_futex(&w->seq, FUTEX_WAIT, seq, &ts) != 0 && errno == ETIMEDOUT &&
             ready(arg)) {
-            if (atomic_fetch_add_explicit(&rma->wait_missed, 1, memory_order_relaxed) == 0) {
-                cm_warn("a blocked wait was not woken when its word changed (noticed after "
-                        "%.1f s); please report this", CM_RMA_BLOCK_BACKSTOP_NS / 1e9);
-            }
+            cm_rma_wake_missed(rma);
         }
     }
     __atomic_store_n(&w->sleeping, 0, __ATOMIC_RELAXED);
@@ -342,10 +343,7 @@ static void cm_rma_block_events(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *ar
     if (ucp_worker_arm(rma->worker) == UCS_OK && !ready(arg)) {
         atomic_fetch_add_explicit(&rma->wait_blocks, 1, memory_order_relaxed);
         if (poll(pfd, 2, (int)(CM_RMA_BLOCK_BACKSTOP_NS / 1000000)) == 0 && ready(arg)) {
-            if (atomic_fetch_add_explicit(&rma->wait_missed, 1, memory_order_relaxed) == 0) {
-                cm_warn("a blocked wait was not woken by the event it waited for (noticed "
-                        "after %.1f s); please report this", CM_RMA_BLOCK_BACKSTOP_NS / 1e9);
-            }
+            cm_rma_wake_missed(rma);
         }
     }
     __atomic_store_n(&w->sleeping, 0, __ATOMIC_RELAXED);
