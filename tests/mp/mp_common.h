@@ -30,6 +30,18 @@
     } while (0)
 
 /*
+ * Every sleep of a blocking wait was woken (CM_WAIT): a word a peer waits on that is written
+ * by anything but cm_rma_put_u64_nbi wakes nobody, and the wait sleeps to its backstop.
+ */
+static inline void mp_check_no_missed_wakes(cm_rma_t *rma)
+{
+    cm_rma_stats_t st;
+
+    cm_rma_get_stats(rma, &st);
+    MP_CHECK(st.wait_missed == 0, "%" PRIu64 " blocked waits were not woken", st.wait_missed);
+}
+
+/*
  * A rendezvous that blocks a process outside the library: rank 0 makes one
  * FIFO per other rank, each of which then blocks in open()/read() of its own
  * until rank 0 writes to it. Nothing in the blocked process serves peers but

@@ -96,8 +96,7 @@ static void phase_wait(void)
     if (me == 0) {
         for (int pe = 1; pe < np; pe++) {
             work_on(pe, tag);
-            uint64_t flag = 1;
-            MP_OK(cm_rma_put(rma, pe, word(3), &flag, sizeof(flag)));
+            MP_OK(cm_rma_put_u64_nbi(rma, pe, word(3), 1)); /* a waited word (cm_rma.h) */
             MP_OK(cm_rma_flush(rma, pe));
         }
         printf("mp_progress: wait: %d targets served while in cm_rma_wait_u64\n", np - 1);
@@ -171,6 +170,7 @@ int main(int argc, char **argv)
     if (finalize_phase) {
         phase_finalize();
     }
+    mp_check_no_missed_wakes(rma);
     if (me == 0) {
         printf("mp_progress: OK (progress thread %s)\n",
                cm_rma_progress_thread_running(rma) ? "on" : "off");

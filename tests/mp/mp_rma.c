@@ -256,7 +256,8 @@ static void test_swap(void)
     barrier();
 }
 
-/* A token goes around the ring `laps` times: put data, flush, put flag; the next rank waits on it. */
+/* A token goes around the ring `laps` times: put data, flush, put flag; the next rank waits on it
+ * (a waited word is written by cm_rma_put_u64_nbi: it lands once, and wakes a sleeping waiter). */
 static void test_ring(int laps)
 {
     int next = (me + 1) % np;
@@ -276,8 +277,7 @@ static void test_ring(int laps)
         value = (expect + 1) * 7 + 1;
         MP_OK(cm_rma_put(rma, next, data, &value, sizeof(value)));
         MP_OK(cm_rma_flush(rma, next)); /* data lands before the flag */
-        value = expect + 1;
-        MP_OK(cm_rma_put(rma, next, token, &value, sizeof(value)));
+        MP_OK(cm_rma_put_u64_nbi(rma, next, token, expect + 1));
         MP_OK(cm_rma_flush(rma, next));
     }
     if (me == 0) {
@@ -477,6 +477,7 @@ int main(int argc, char **argv)
     test_ring(iters / 10 + 1);
     test_mapping(expect_mapped, expect_thread);
     test_stores_once();
+    mp_check_no_missed_wakes(rma);
 
     if (me == 0) {
         printf("mp_rma: %d ranks OK (mapped=%d, progress thread=%d)\n", np,

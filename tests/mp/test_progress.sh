@@ -25,4 +25,9 @@ use_shm
 # (CM_WAIT=spin: at 4 processes on fewer cores blocking waits would start the thread.)
 expect_ok env CM_WAIT=spin "$CMRUN" -n 4 "$MP/mp_progress" "$tmp/fifo_shm" blocked wait barrier finalize
 expect_out "OK \(progress thread off\)"
+
+note "shared memory, every wait blocking: the thread serves, direct stores wake, none missed"
+expect_ok env CM_WAIT=block CM_WAIT_SPIN=0 "$CMRUN" -n 4 "$MP/mp_progress" "$tmp/fifo_blk" blocked \
+    wait barrier finalize
+expect_out "OK \(progress thread on\)"
 echo "PASS"

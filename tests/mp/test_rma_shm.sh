@@ -9,6 +9,9 @@ for np in 2 4; do
     expect_ok env CM_WAIT=spin "$CMRUN" -n $np "$MP/mp_rma" --expect-mapped yes --expect-thread no
     expect_out "mp_rma: $np ranks OK"
 done
+note "every wait blocking (CM_WAIT=block): woken by each peer's direct store, none missed"
+expect_ok env CM_WAIT=block CM_WAIT_SPIN=0 "$CMRUN" -n 4 "$MP/mp_rma" --expect-mapped yes
+expect_out "mp_rma: 4 ranks OK \(mapped=1, progress thread=1\)"
 note "atomics UCX emulates with messages (UCX_ATOMIC_MODE=device): a fence orders a direct get"
 note "behind a swap still waiting for its sleeping target"
 # (CM_WAIT=spin: blocking waits would start a progress thread, which serves the swap at once.)
