@@ -4,7 +4,8 @@
 #   - the old orderings produce counterexamples (tests that expect failure);
 #   - every reachability probe is reached (the search covers the paths it claims).
 # Likewise treadmarks.pml, TreadMarks' lazy diffs with twins across intervals:
-# the rule passes, the old rule and its broken variants give lost updates.
+# the rule passes, the old rule and its broken variants give lost updates. And
+# wake.pml, the blocking waits' sleep and wake-up: no sleeper is left asleep.
 # `make check` runs the default set (a few minutes: the two big searches run
 # in parallel, ~10 GB of memory); --full adds the other two configurations.
 #
@@ -120,6 +121,11 @@ throttle; build tmk treadmarks.pml &
 throttle; build tmk-old-rule treadmarks.pml -DOLD_RULE -DVTSUM &
 throttle; build tmk-no-encode treadmarks.pml -DNO_ENCODE_ON_FOREIGN -DVTSUM &
 throttle; build tmk-foreign-needs-twin treadmarks.pml -DFOREIGN_NEEDS_TWIN -DVTSUM &
+# Blocking waits: a sleeper is always woken (futex; worker fd + eventfd), the broken orders not.
+throttle; build wake-futex wake.pml &
+throttle; build wake-seq-late wake.pml -DSEQ_LATE &
+throttle; build wake-events wake.pml -DEVENTS &
+throttle; build wake-no-self-fd wake.pml -DEVENTS -DNO_SELF_FD &
 wait
 for name in $big; do
     throttle; check "$name" "$name" pass &
@@ -144,6 +150,10 @@ check tmk tmk pass
 check tmk-old-rule tmk-old-rule "fail:$stale"
 check tmk-no-encode-on-foreign tmk-no-encode "fail:$stale"
 check tmk-foreign-needs-twin tmk-foreign-needs-twin "fail:$stale"   # the code before 47aaefd
+check wake-futex wake-futex pass
+check wake-seq-late wake-seq-late "fail:invalid end state"
+check wake-events wake-events pass
+check wake-no-self-fd wake-no-self-fd "fail:invalid end state"   # the first version
 for p in 1 2 3 4 5 6 7; do
     check "tmk-probe-$p" tmk "$(reached $p)" $p
 done

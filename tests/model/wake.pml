@@ -1,0 +1,101 @@
+/*
+ * Blocking waits (rma/cm_rma_wait.c): a sleeper is never left asleep once what
+ * it waits for has happened. SPIN interleaves sequentially consistent steps;
+ * the code's seq_cst fences between each side's store and load give that order.
+ * A missed wake-up is a sleeper blocked forever: an invalid end state.
+ *
+ * FUTEX: a waiter on a word and its waker (a peer's put_u64, or the progress
+ * thread after an event). Sleeper: read seq, set sleeping, look at the word,
+ * futex_wait(seq) (refused if seq moved). Waker: store the word, look at
+ * sleeping, bump seq, FUTEX_WAKE. -DSEQ_LATE reads seq after looking at the
+ * word: the waker's bump can fall in between, and the sleeper sleeps on the
+ * new value forever.
+ *
+ * EVENTS (-DEVENTS): a waiter on the worker's event fd, for a condition a
+ * handler sets. One event arrives; whoever progresses the worker first takes
+ * it: the progress thread (if it began a progress call before the waiter took
+ * the worker back) or the waiter, whose arm refuses while an event is pending.
+ * The thread, after its handler, wakes a sleeper through the waiter's eventfd.
+ * -DNO_SELF_FD leaves that out (the first version): the event the thread took
+ * raises nothing more on the worker's fd, and the waiter sleeps forever.
+ */
+bit word = 0;      /* FUTEX: the waited word; EVENTS: the handler's effect (ready) */
+byte seq = 0;      /* futex word */
+bit sleeping = 0;
+bit asleep = 0;    /* in futex_wait / poll */
+bit pending = 0;   /* EVENTS: an event not yet taken from the worker */
+bit selffd = 0;    /* EVENTS: the waiter's eventfd */
+
+#ifndef EVENTS
+active proctype waker()
+{
+    word = 1;
+    if
+    :: sleeping -> seq++; asleep = 0   /* FUTEX_WAKE wakes whoever sleeps on seq */
+    :: else -> skip
+    fi
+}
+
+active proctype sleeper()
+{
+    byte s;
+    do
+    :: word == 1 -> break
+    :: else ->
+#ifndef SEQ_LATE
+        s = seq;
+#endif
+        sleeping = 1;
+        if
+        :: word == 1 -> sleeping = 0; break
+        :: else ->
+#ifdef SEQ_LATE
+            s = seq;
+#endif
+            atomic { if :: seq == s -> asleep = 1 :: else -> skip fi }  /* futex_wait */
+            (asleep == 0);
+            sleeping = 0
+        fi
+    od
+}
+#else
+active proctype peer()
+{
+    pending = 1   /* the answer arrives */
+}
+
+active proctype thread()
+{
+    /* one progress call, begun before the waiter took the worker back (or none: the waiter
+       took the event itself, and the thread idles, a valid end) */
+end:
+    atomic { pending == 1 -> pending = 0 };
+    word = 1;  /* its handler */
+#ifndef NO_SELF_FD
+    if
+    :: sleeping -> selffd = 1; asleep = 0
+    :: else -> skip
+    fi
+#endif
+}
+
+active proctype waiter()
+{
+    do
+    :: word == 1 -> break
+    :: atomic { pending == 1 -> pending = 0 }; word = 1   /* progresses it itself */
+    :: else ->
+        sleeping = 1;
+        if
+        :: word == 1 -> skip
+        :: pending == 1 -> skip             /* ucp_worker_arm refuses: events first */
+        :: else ->
+            asleep = 1;
+            /* poll: the worker's fd (an event arrives) or the eventfd */
+            (asleep == 0 || pending == 1 || selffd == 1);
+            asleep = 0
+        fi;
+        sleeping = 0; selffd = 0
+    od
+}
+#endif
