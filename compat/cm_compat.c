@@ -4,7 +4,7 @@
 #include "src/cm_hooks_api.h"
 #include "src/cm_runtime.h"
 
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 
 #include <inttypes.h>
 #include <sched.h>

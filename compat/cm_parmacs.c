@@ -15,7 +15,7 @@
 #include "cm_parmacs.h"
 #include "compat/cm_compat.h"
 #include "src/cm_hooks_api.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 #include "src/cm_replica_heap.h"
 #include "src/cm_runtime.h"
 

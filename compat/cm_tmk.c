@@ -13,7 +13,7 @@
 #include "config.h"
 #include "tmk.h"
 #include "compat/cm_compat.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 #include "src/cm_runtime.h"
 
 #include <link.h>

@@ -2,7 +2,7 @@
  * Directory entry updates over one-sided RMA: the MCS-locked form and the
  * single-word compare-and-swap form.
  *
- * Entry slot (CM_META_DIR_ENTRY bytes at the page's directory home):
+ * Entry slot (CM_DIR_ENTRY_BYTES bytes at the page's directory home):
  *   MCS: word 0 lock tail, word 1 sharers, word 2 writers, word 3 home | flags << 32
  *   CAS: word 0 the packed entry (cm_dir_cas_pack)
  *   both: word 4 the page version (bumped by a leaving writer, fetch-and-add)
@@ -10,7 +10,7 @@
 #include "config.h"
 #include "directory/cm_dir.h"
 #include "locks/cm_mcs.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 
 #include <inttypes.h>
 #include <sched.h>
@@ -24,8 +24,8 @@ typedef struct {
 
 static inline uint64_t *cm_dir_slot(cm_dir_t *dir, uint64_t page)
 {
-    return (uint64_t *)(dir->meta_base + dir->meta->dir_entries +
-                        (page / (uint64_t)dir->nprocs) * CM_META_DIR_ENTRY);
+    return (uint64_t *)(dir->seg.base + dir->seg.entries +
+                        (page / (uint64_t)dir->nprocs) * CM_DIR_ENTRY_BYTES);
 }
 
 #define CM_DIR_VERSION_WORD 4
@@ -35,8 +35,8 @@ static inline int cm_dir_home_of(cm_dir_t *dir, uint64_t page)
     return (int)(page % (uint64_t)dir->nprocs);
 }
 
-cm_status_t cm_dir_init(cm_dir_t *dir, cm_rma_t *rma, cm_dir_impl_t impl, char *meta_base,
-                        const cm_meta_layout_t *meta, unsigned unsafe_threshold)
+cm_status_t cm_dir_init(cm_dir_t *dir, cm_rma_t *rma, cm_dir_impl_t impl, const cm_dir_seg_t *seg,
+                        unsigned unsafe_threshold)
 {
     int n = cm_rma_nprocs(rma);
 
@@ -55,16 +55,14 @@ cm_status_t cm_dir_init(cm_dir_t *dir, cm_rma_t *rma, cm_dir_impl_t impl, char *
     dir->rank             = cm_rma_rank(rma);
     dir->nprocs           = n;
     dir->impl             = impl;
-    dir->meta_base        = meta_base;
-    dir->meta             = meta;
+    dir->seg              = *seg;
     dir->unsafe_threshold = unsafe_threshold;
     return CM_OK;
 }
 
 void cm_dir_reset_local(cm_dir_t *dir)
 {
-    memset(dir->meta_base + dir->meta->dir_entries, 0,
-           dir->meta->dir_per_proc * CM_META_DIR_ENTRY);
+    memset(dir->seg.base + dir->seg.entries, 0, dir->seg.per_proc * CM_DIR_ENTRY_BYTES);
 }
 
 static void cm_dir_words_to_entry(const uint64_t w[3], cm_dir_entry_t *e)
@@ -109,7 +107,7 @@ static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
 {
     int home = cm_dir_home_of(dir, page);
     uint64_t *slot = cm_dir_slot(dir, page);
-    cm_dir_qnode_t *q = (cm_dir_qnode_t *)(dir->meta_base + dir->meta->dir_qnode);
+    cm_dir_qnode_t *q = (cm_dir_qnode_t *)(dir->seg.base + dir->seg.qnode);
     uint64_t me = (uint64_t)dir->rank + 1, pred = 0, words[3];
     cm_dir_handoff_t handoff = {dir, q, words};
     cm_dir_entry_t e;

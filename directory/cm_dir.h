@@ -20,12 +20,14 @@
 
 #include "cm.h"
 #include "rma/cm_rma.h"
-#include "src/cm_meta.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #define CM_DIR_MAX_PROCS_MCS 64
+/* Bytes per entry slot and per process's queue node in the metadata segment. */
+#define CM_DIR_ENTRY_BYTES 64
+#define CM_DIR_QNODE_BYTES 64
 #define CM_DIR_MAX_PROCS_CAS 24
 
 #define CM_DIR_UNSAFE     0x1u /* transitions to WEAK send no notices; sharers check at acquire */
@@ -85,13 +87,21 @@ void cm_dir_apply(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_rr, b
 
 typedef enum { CM_DIR_IMPL_MCS, CM_DIR_IMPL_CAS } cm_dir_impl_t;
 
+/* Where the directory lives in the processes' metadata segments (same offsets in each). */
+typedef struct {
+    char     *base;     /* the segment: same address in every process */
+    size_t   entries;   /* offset of the entries each process hosts, CM_DIR_ENTRY_BYTES each:
+                           page p at rank p % nprocs, index p / nprocs */
+    uint64_t per_proc;  /* entries hosted per process: ceil(npages / nprocs) */
+    size_t   qnode;     /* offset of each process's queue node (CM_DIR_QNODE_BYTES) */
+} cm_dir_seg_t;
+
 typedef struct {
     cm_rma_t               *rma;
     int                    rank;
     int                    nprocs;
     cm_dir_impl_t          impl;
-    char                   *meta_base;     /* same address in every process */
-    const cm_meta_layout_t *meta;
+    cm_dir_seg_t           seg;
     unsigned               unsafe_threshold;
     bool                   first_touch;    /* set when the initialization phase ends */
     uint64_t               updates;        /* directory read-modify-writes issued */
@@ -121,8 +131,8 @@ static inline bool cm_dir_effects_held(const cm_dir_effects_t *fx, int me)
 }
 
 /* impl may be CM_DIR_IMPL_CAS only if nprocs <= CM_DIR_MAX_PROCS_CAS. */
-cm_status_t cm_dir_init(cm_dir_t *dir, cm_rma_t *rma, cm_dir_impl_t impl, char *meta_base,
-                        const cm_meta_layout_t *meta, unsigned unsafe_threshold);
+cm_status_t cm_dir_init(cm_dir_t *dir, cm_rma_t *rma, cm_dir_impl_t impl, const cm_dir_seg_t *seg,
+                        unsigned unsafe_threshold);
 
 /*
  * Atomic read-modify-write of page's entry; *after gets the new entry. held

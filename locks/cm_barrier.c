@@ -1,6 +1,5 @@
 #include "config.h"
 #include "locks/cm_barrier.h"
-#include "src/cm_meta.h"
 
 void cm_barrier_init(cm_barrier_t *b, cm_rma_t *rma, uint64_t *flags)
 {
@@ -15,7 +14,7 @@ cm_status_t cm_barrier_wait(cm_barrier_t *b)
     uint64_t epoch = ++b->epoch;
     cm_status_t status;
 
-    for (int k = 0, dist = 1; dist < n && k < CM_META_BARRIER_ROUNDS; k++, dist <<= 1) {
+    for (int k = 0, dist = 1; dist < n && k < CM_BARRIER_ROUNDS; k++, dist <<= 1) {
         int to = (me + dist) % n;
         status = cm_rma_put_u64_nbi(b->rma, to, &b->flags[k], epoch);
         if (status == CM_OK) {

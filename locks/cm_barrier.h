@@ -13,9 +13,12 @@
 
 #include <stdint.h>
 
+/* Flag words per process: enough rounds for 2^64 processes. */
+#define CM_BARRIER_ROUNDS 64
+
 typedef struct {
     cm_rma_t *rma;
-    uint64_t *flags;  /* CM_META_BARRIER_ROUNDS words, same address in every process */
+    uint64_t *flags;  /* CM_BARRIER_ROUNDS words, same address in every process */
     uint64_t epoch;   /* barriers completed by this process */
 } cm_barrier_t;
 

@@ -1,6 +1,6 @@
 #include "config.h"
 #include "rma/cm_boot.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 
 #include <pmix.h>
 #include <sched.h>

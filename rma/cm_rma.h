@@ -23,7 +23,7 @@
 
 #include "cm.h"
 #include "rma/cm_boot.h"
-#include "src/cm_config.h"
+#include "src/util/cm_config.h"
 
 #include <stdbool.h>
 #include <stddef.h>

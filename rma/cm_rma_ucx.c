@@ -5,8 +5,8 @@
 #include "config.h"
 #include "rma/cm_rma.h"
 #include "rma/cm_rma_delay.h"
-#include "src/cm_log.h"
-#include "src/cm_time.h"
+#include "src/util/cm_log.h"
+#include "src/util/cm_time.h"
 
 #include <errno.h>
 #include <inttypes.h>

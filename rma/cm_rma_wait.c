@@ -18,8 +18,8 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "rma/cm_rma_int.h"
-#include "src/cm_log.h"
-#include "src/cm_time.h"
+#include "src/util/cm_log.h"
+#include "src/util/cm_time.h"
 
 #include <errno.h>
 #include <inttypes.h>

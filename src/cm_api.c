@@ -5,7 +5,7 @@
  */
 #include "config.h"
 #include "src/cm_heap.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 #include "src/cm_protocol.h"
 #include "src/cm_replica_heap.h"
 #include "src/cm_runtime.h"

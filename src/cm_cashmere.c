@@ -26,7 +26,7 @@
 #include "locks/cm_barrier.h"
 #include "locks/cm_mcs.h"
 #include "src/cm_hooks_api.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 #include "src/cm_fault.h"
 #include "src/cm_merge.h"
 #include "src/cm_protocol.h"
@@ -34,7 +34,7 @@
 #include "src/cm_runtime.h"
 #include "src/cm_shadow.h"
 #include "src/cm_store_check.h"
-#include "src/cm_time.h"
+#include "src/util/cm_time.h"
 #include "src/cm_variant.h"
 #include "writenotice/cm_wn.h"
 
@@ -730,11 +730,13 @@ static cm_status_t cm_cm_init(void)
     const cm_config_t *cfg = &cm_rt.config;
     const char *vname = cm_variants[cfg->variant].name;
     cm_dir_impl_t impl;
+    cm_dir_seg_t dseg;
+    cm_wn_seg_t wseg;
 
     /* An unimplemented variant was refused by cm_check_job (from the variant table). */
-    if (cfg->variant == CM_VARIANT_CHSM && cfg->merge_lines == 0) {
-        cm_error("CM_MERGE_LINES=0: CHSM needs a merge buffer of at least one line (CHSN is the "
-                 "variant without one)");
+    if (cm_variants[cfg->variant].merge == CM_MERGE_BUFFER && cfg->merge_lines == 0) {
+        cm_error("CM_MERGE_LINES=0: %s needs a merge buffer of at least one line (CHSN is a "
+                 "variant without one)", vname);
         return CM_ERR_INVALID;
     }
     if (cm_variant_needs_hooks((cm_variant_t)cfg->variant) && !cm_hooks_linked) {
@@ -754,7 +756,7 @@ static cm_status_t cm_cm_init(void)
     cm_cm.npages     = cm_rt.npages;
     cm_cm.meta_base  = cm_rt.meta_base;
     cm_cm.meta       = &cm_rt.meta;
-    cm_cm.merge      = (cfg->variant == CM_VARIANT_CHSM);
+    cm_cm.merge      = (cm_variants[cfg->variant].merge == CM_MERGE_BUFFER);
     cm_cm.check      = cfg->check_stores;
     cm_cm.init_phase = true;
 
@@ -769,9 +771,10 @@ static cm_status_t cm_cm_init(void)
         impl = (cm_cm.nprocs <= CM_DIR_MAX_PROCS_CAS) ? CM_DIR_IMPL_CAS : CM_DIR_IMPL_MCS;
         break;
     }
-    CM_CHECK(cm_dir_init(&cm_cm.dir, cm_cm.rma, impl, cm_cm.meta_base, cm_cm.meta,
-                         (unsigned)cfg->unsafe_threshold));
-    CM_CHECK(cm_wn_init(&cm_cm.wn, cm_cm.rma, cm_cm.meta_base, cm_cm.meta));
+    dseg = cm_meta_dir_seg(cm_cm.meta, cm_cm.meta_base);
+    wseg = cm_meta_wn_seg(cm_cm.meta, cm_cm.meta_base);
+    CM_CHECK(cm_dir_init(&cm_cm.dir, cm_cm.rma, impl, &dseg, (unsigned)cfg->unsafe_threshold));
+    CM_CHECK(cm_wn_init(&cm_cm.wn, cm_cm.rma, &wseg));
     cm_barrier_init(&cm_cm.barrier, cm_cm.rma,
                     (uint64_t *)(cm_cm.meta_base + cm_cm.meta->barrier_flags));
 

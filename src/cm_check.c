@@ -1,6 +1,6 @@
 #include "config.h"
 #include "src/cm_check.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 #include "src/cm_variant.h"
 #include "directory/cm_dir.h"
 #include "treadmarks/cm_tmk_interval.h"
@@ -203,14 +203,10 @@ cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size
                  reason);
         return CM_ERR_UNSUPPORTED;
     }
-    if (cfg->protocol == CM_PROTOCOL_CASHMERE && !cm_variants[cfg->variant].implemented) {
-        char list[128] = "";
-        for (int v = 0; v < cm_nvariants; v++) {
-            if (cm_variants[v].implemented) {
-                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-                         list[0] ? ", " : "", cm_variants[v].name);
-            }
-        }
+    if (cfg->protocol == CM_PROTOCOL_CASHMERE &&
+        !cm_variant_implemented((cm_variant_t)cfg->variant)) {
+        char list[128];
+        cm_variant_list_implemented(list, sizeof(list));
         cm_error("CM_VARIANT=%s is not implemented yet (implemented: %s)",
                  cm_variants[cfg->variant].name, list);
         return CM_ERR_UNSUPPORTED;

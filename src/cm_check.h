@@ -8,7 +8,7 @@
 #ifndef CM_CHECK_H
 #define CM_CHECK_H
 
-#include "src/cm_config.h"
+#include "src/util/cm_config.h"
 #include "src/cm_meta.h"
 #include "src/cm_runtime.h"
 

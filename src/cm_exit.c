@@ -7,7 +7,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/cm_exit.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 #include "src/cm_runtime.h"
 
 #include <dlfcn.h>

@@ -7,7 +7,7 @@
 #include "config.h"
 #include "src/cm_fault.h"
 #include "src/cm_replica_heap.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 #include "src/cm_runtime.h"
 #include "src/cm_shadow.h"
 

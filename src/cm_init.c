@@ -8,11 +8,11 @@
 #include "src/cm_check.h"
 #include "src/cm_exit.h"
 #include "src/cm_fault.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 #include "src/cm_preinit.h"
 #include "src/cm_replica_heap.h"
 #include "src/cm_stats.h"
-#include "src/cm_time.h"
+#include "src/util/cm_time.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -29,27 +29,6 @@ cm_runtime_t cm_rt;
 
 /* Keep the metadata segment a large-page distance away from the shared region. */
 #define CM_META_ALIGN (2ul << 20)
-
-static const char *const cm_status_strings[] = {
-    [0] = "success",
-    [1] = "invalid argument or configuration",
-    [2] = "out of memory",
-    [3] = "address range in use",
-    [4] = "unsupported",
-    [5] = "transport error",
-    [6] = "process manager (PMIx) error",
-    [7] = "a peer process failed",
-    [8] = "I/O error",
-};
-
-const char *cm_status_string(cm_status_t status)
-{
-    int i = -(int)status;
-    if (i < 0 || (size_t)i >= sizeof(cm_status_strings) / sizeof(cm_status_strings[0])) {
-        return "unknown status";
-    }
-    return cm_status_strings[i];
-}
 
 static void cm_rt_abort_hook(int status, const char *msg)
 {

@@ -9,17 +9,15 @@
 #define CM_META_H
 
 #include "cm.h"
+#include "directory/cm_dir.h"
+#include "locks/cm_barrier.h"
+#include "writenotice/cm_wn.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bytes per directory entry: MCS form words 0-3 (CAS form word 0), word 4 the page version. */
-#define CM_META_DIR_ENTRY   64
-/* One 64-byte block: a directory-lock queue node (next, locked, entry copy). */
-#define CM_META_QNODE       64
 /* Per lock per process: MCS queue node (next, locked). */
 #define CM_META_LOCK_QNODE  16
-#define CM_META_BARRIER_ROUNDS 64
 #define CM_META_STATS_SLOT  2048
 #define CM_META_SCRATCH     (64 * 1024)
 /*
@@ -39,14 +37,14 @@ typedef struct {
     uint64_t dir_per_proc;   /* directory entries each process hosts: ceil(npages / nprocs) */
     uint32_t lock_per_proc;  /* lock tails each process hosts: ceil(nlocks / nprocs) */
     /* Byte offsets from the segment's base. */
-    size_t   dir_entries;    /* dir_per_proc * CM_META_DIR_ENTRY; page p at home p % nprocs, index p / nprocs */
+    size_t   dir_entries;    /* dir_per_proc * CM_DIR_ENTRY_BYTES; page p at home p % nprocs, index p / nprocs */
     size_t   dir_qnode;      /* this process's queue node for directory-entry locks */
     size_t   wn_ctl;         /* write-notice ring: head (high 32 bits) | tail (low 32 bits) */
     size_t   wn_slots;       /* ring_slots words: page + 1, 0 = empty */
     size_t   wn_pending;     /* one word per page: 1 while a notice for it sits in the ring */
     size_t   lock_tails;     /* lock_per_proc words: MCS tail (rank + 1, 0 = free); lock l at home l % nprocs */
     size_t   lock_qnodes;    /* nlocks * CM_META_LOCK_QNODE */
-    size_t   barrier_flags;  /* CM_META_BARRIER_ROUNDS words */
+    size_t   barrier_flags;  /* CM_BARRIER_ROUNDS words */
     size_t   wait_word;      /* through which peers wake this process from a blocked wait */
     size_t   stats;          /* nprocs * CM_META_STATS_SLOT: rank 0 gathers statistics here */
     size_t   scratch;        /* CM_META_SCRATCH bytes for tools and tests */
@@ -56,5 +54,9 @@ typedef struct {
 /* Computes the layout; ring_slots is rounded up to a power of two. */
 cm_status_t cm_meta_layout_compute(uint64_t npages, uint32_t nprocs, uint32_t nlocks,
                                    uint32_t ring_slots, size_t page_size, cm_meta_layout_t *out);
+
+/* Where the directory and the write-notice ring live in a segment at base with this layout. */
+cm_dir_seg_t cm_meta_dir_seg(const cm_meta_layout_t *m, char *base);
+cm_wn_seg_t cm_meta_wn_seg(const cm_meta_layout_t *m, char *base);
 
 #endif

@@ -9,10 +9,10 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/cm_hooks_api.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 #include "src/cm_protocol.h"
 #include "src/cm_runtime.h"
-#include "src/cm_time.h"
+#include "src/util/cm_time.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -18,7 +18,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/cm_preinit.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 #include "src/cm_runtime.h"
 #include "src/cm_shadow.h"
 

@@ -23,7 +23,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/cm_replica_heap.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -8,7 +8,7 @@
 #include "cm.h"
 #include "rma/cm_boot.h"
 #include "rma/cm_rma.h"
-#include "src/cm_config.h"
+#include "src/util/cm_config.h"
 #include "src/cm_heap.h"
 #include "src/cm_meta.h"
 #include "src/cm_protocol.h"

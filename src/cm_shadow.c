@@ -20,7 +20,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/cm_shadow.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -31,7 +31,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/cm_store_check.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>

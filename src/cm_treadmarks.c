@@ -31,10 +31,10 @@
  */
 #define _GNU_SOURCE
 #include "config.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 #include "src/cm_protocol.h"
 #include "src/cm_runtime.h"
-#include "src/cm_time.h"
+#include "src/util/cm_time.h"
 #include "treadmarks/cm_tmk_diff.h"
 #include "treadmarks/cm_tmk_interval.h"
 

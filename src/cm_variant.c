@@ -1,40 +1,81 @@
 #include "config.h"
 #include "src/cm_variant.h"
 
-const cm_variant_info_t cm_variants[] = {
-    [CM_VARIANT_CHSM] = {"CHSM", true},  [CM_VARIANT_CHSN] = {"CHSN", true},
-    [CM_VARIANT_CHHM] = {"CHHM", false}, [CM_VARIANT_CHHN] = {"CHHN", false},
-    [CM_VARIANT_NHHM] = {"NHHM", false}, [CM_VARIANT_NHHN] = {"NHHN", false},
-    [CM_VARIANT_NSHM] = {"NSHM", false}, [CM_VARIANT_NSHN] = {"NSHN", false},
-    [CM_VARIANT_NSSN] = {"NSSN", false}, [CM_VARIANT_NSSM] = {"NSSM", false},
-};
-const int cm_nvariants = (int)(sizeof(cm_variants) / sizeof(cm_variants[0]));
+#include <stdio.h>
+#include <string.h>
 
-bool cm_variant_needs_hooks(cm_variant_t v)
+const cm_variant_info_t cm_variants[CM_VARIANT_COUNT] = {
+#define CM_VARIANT_ROW_(name, fill, write, merge, build, fabric, note) \
+    [CM_VARIANT_##name] = {#name, CM_FILL_##fill, CM_WRITE_##write, CM_MERGE_##merge, \
+                           CM_BUILD_##build, CM_FABRIC_##fabric, note},
+    CM_VARIANT_TABLE(CM_VARIANT_ROW_)
+#undef CM_VARIANT_ROW_
+};
+
+const cm_mechanism_info_t cm_fill_mechanisms[CM_FILL_COUNT] = {
+    [CM_FILL_PAGE] = {"page", "a fault copies the whole page from its home (RMA get); reads then "
+                              "hit the local copy", true},
+    [CM_FILL_MAP]  = {"map", "the page is mapped onto the home's memory: loads reach it directly",
+                      false},
+    [CM_FILL_LINE] = {"line", "instrumented loads and stores fill 64-byte lines from the home "
+                              "(RMA get) on a miss", false},
+};
+
+const cm_mechanism_info_t cm_write_mechanisms[CM_WRITE_COUNT] = {
+    [CM_WRITE_HOOKS]   = {"hooks", "compiler store checks forward each store to the home", true},
+    [CM_WRITE_MAPPED]  = {"mapped", "stores land in the home's memory through the mapping", false},
+    [CM_WRITE_OFFLOAD] = {"offload", "emulated by offload thread: page protection and twins find "
+                                     "written bytes, a protocol thread forwards them", false},
+};
+
+const cm_mechanism_info_t cm_merge_mechanisms[CM_MERGE_COUNT] = {
+    [CM_MERGE_NONE]   = {"none", "no merge buffer: one transfer per store", true},
+    [CM_MERGE_BUFFER] = {"buffer", "merge buffer (CM_MERGE_LINES lines of 64 B, byte masks)", true},
+};
+
+bool cm_variant_implemented(cm_variant_t v)
 {
-    const char *n = cm_variants[v].name;
-    return n[2] == 'S' || (n[0] == 'N' && n[1] == 'S'); /* software writes or line fills */
+    const cm_variant_info_t *r = &cm_variants[v];
+    return cm_fill_mechanisms[r->fill].implemented && cm_write_mechanisms[r->write].implemented &&
+           cm_merge_mechanisms[r->merge].implemented;
+}
+
+const char *cm_build_name(cm_build_kind_t b)
+{
+    static const char *const names[] = {"plain", "stores", "accesses"};
+    return names[b];
+}
+
+const char *cm_build_suffix(cm_build_kind_t b)
+{
+    static const char *const suffixes[] = {"", ".hooks", ".access"};
+    return suffixes[b];
 }
 
 const char *cm_variant_mechanism(cm_variant_t v, int pos)
 {
-    const char *n = cm_variants[v].name;
+    const cm_variant_info_t *r = &cm_variants[v];
 
     switch (pos) {
     case 0:
-        return (n[0] == 'C') ? "page copied from its home on a fault (RMA get)"
-                             : "64-byte line transfers (not implemented yet)";
     case 1:
-        if (n[0] == 'C') {
-            return "reads hit the local copy";
-        }
-        return (n[1] == 'H') ? "direct load/store mapping of the home (not implemented yet)"
-                             : "instrumented loads fill lines by RMA get (not implemented yet)";
+        return cm_fill_mechanisms[r->fill].doc;
     case 2:
-        return (n[2] == 'S') ? "compiler store hooks forward each store to the home (RMA put)"
-                             : "direct mapping or offload thread (not implemented yet)";
+        return cm_write_mechanisms[r->write].doc;
     default:
-        return (n[3] == 'M') ? "software merge buffer (CM_MERGE_LINES lines of 64 B, byte masks)"
-                             : "no merge buffer: one transfer per store";
+        return cm_merge_mechanisms[r->merge].doc;
+    }
+}
+
+void cm_variant_list_implemented(char *buf, size_t len)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (int v = 0; v < CM_VARIANT_COUNT; v++) {
+        if (cm_variant_implemented((cm_variant_t)v) && used < len) {
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+                                     cm_variants[v].name);
+        }
     }
 }

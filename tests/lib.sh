@@ -105,3 +105,12 @@ count_out() {
 # Transports: shared memory only, or TCP only (over loopback unless a device is given).
 use_shm() { export UCX_TLS=posix,sysv,self; unset UCX_NET_DEVICES; }
 use_tcp() { export UCX_TLS=tcp; export UCX_NET_DEVICES=${1:-lo}; }
+
+# The variants of the table this machine can run (cm_info --variants), under the transports
+# now chosen; the test matrix comes from it. Fails the test if there are none.
+available_variants() {
+    local v
+    v=$("$CM_INFO" --variants | awk '$2 == "available" {print $1}')
+    [ -n "$v" ] || fail "cm_info --variants lists no available variant"
+    echo $v
+}

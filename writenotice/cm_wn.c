@@ -1,21 +1,21 @@
 #include "config.h"
 #include "writenotice/cm_wn.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-cm_status_t cm_wn_init(cm_wn_t *wn, cm_rma_t *rma, char *meta_base, const cm_meta_layout_t *meta)
+cm_status_t cm_wn_init(cm_wn_t *wn, cm_rma_t *rma, const cm_wn_seg_t *seg)
 {
     memset(wn, 0, sizeof(*wn));
     wn->rma     = rma;
     wn->rank    = cm_rma_rank(rma);
-    wn->ctl     = (uint64_t *)(meta_base + meta->wn_ctl);
-    wn->slots   = (uint64_t *)(meta_base + meta->wn_slots);
-    wn->pending = (uint64_t *)(meta_base + meta->wn_pending);
-    wn->cap     = meta->ring_slots;
-    wn->npages  = meta->npages;
+    wn->ctl     = (uint64_t *)(seg->base + seg->ctl);
+    wn->slots   = (uint64_t *)(seg->base + seg->slots);
+    wn->pending = (uint64_t *)(seg->base + seg->pending);
+    wn->cap     = seg->cap;
+    wn->npages  = seg->npages;
     wn->guess   = calloc((size_t)cm_rma_nprocs(rma), sizeof(*wn->guess));
     if (wn->guess == NULL) {
         cm_error("write notices: out of memory");

@@ -30,7 +30,6 @@
 #define CM_WN_H
 
 #include "rma/cm_rma.h"
-#include "src/cm_meta.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -39,6 +38,16 @@
 #define CM_WN_HEAD(c)    ((uint32_t)((c) >> 32) & 0x7fffffffu)
 #define CM_WN_TAIL(c)    ((uint32_t)(c) & 0x7fffffffu)
 #define CM_WN_CTL(h, t)  (((uint64_t)(h) << 32) | (uint64_t)(t))
+
+/* Where the ring lives in the processes' metadata segments (same offsets in each). */
+typedef struct {
+    char     *base;     /* the segment: same address in every process */
+    size_t   ctl;       /* one word: head (high 32 bits) | tail (low 32 bits) */
+    size_t   slots;     /* cap words: page + 1, 0 = empty */
+    size_t   pending;   /* npages words: 1 while a notice for the page sits in the ring */
+    uint32_t cap;       /* slots in the ring, a power of two */
+    uint64_t npages;
+} cm_wn_seg_t;
 
 typedef struct {
     cm_rma_t *rma;
@@ -53,7 +62,7 @@ typedef struct {
     uint64_t posted, suppressed, full, drained, overflows;
 } cm_wn_t;
 
-cm_status_t cm_wn_init(cm_wn_t *wn, cm_rma_t *rma, char *meta_base, const cm_meta_layout_t *meta);
+cm_status_t cm_wn_init(cm_wn_t *wn, cm_rma_t *rma, const cm_wn_seg_t *seg);
 void cm_wn_fini(cm_wn_t *wn);
 
 /*

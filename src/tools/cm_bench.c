@@ -21,8 +21,8 @@
 #include "config.h"
 #include "directory/cm_dir.h"
 #include "src/cm_runtime.h"
-#include "src/cm_log.h"
-#include "src/cm_time.h"
+#include "src/util/cm_log.h"
+#include "src/util/cm_time.h"
 #include "src/cm_variant.h"
 
 #include <inttypes.h>
@@ -688,16 +688,15 @@ static void cm_bench_protocol(cm_bench_t *b)
         {
             uint64_t last = cm_rt.npages - 1 - ((cm_rt.npages - 1 + (uint64_t)np - (uint64_t)t) % (uint64_t)np);
             cm_dir_t dir;
+            cm_dir_seg_t dseg = cm_meta_dir_seg(&cm_rt.meta, cm_rt.meta_base);
             cm_bench_dir_arg_t arg = {&dir, last};
             if (np <= CM_DIR_MAX_PROCS_CAS) {
-                cm_bench_check(cm_dir_init(&dir, b->rma, CM_DIR_IMPL_CAS, cm_rt.meta_base, &cm_rt.meta,
-                                           1000), "directory");
+                cm_bench_check(cm_dir_init(&dir, b->rma, CM_DIR_IMPL_CAS, &dseg, 1000), "directory");
                 ns = cm_bench_median_of(b, loop_dir, &arg, 400);
                 cm_bench_add(b, "directory update, CAS word", 0, "us", ns / 1e3, amo,
                              "compare-and-swap");
             }
-            cm_bench_check(cm_dir_init(&dir, b->rma, CM_DIR_IMPL_MCS, cm_rt.meta_base, &cm_rt.meta,
-                                       1000), "directory");
+            cm_bench_check(cm_dir_init(&dir, b->rma, CM_DIR_IMPL_MCS, &dseg, 1000), "directory");
             arg.page = last - (uint64_t)np; /* a different entry: the two forms use word 0 differently */
             ns = cm_bench_median_of(b, loop_dir, &arg, 400);
             cm_bench_add(b, "directory update, MCS lock", 0, "us", ns / 1e3, amo, "compare-and-swap");

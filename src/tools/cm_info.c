@@ -9,12 +9,13 @@
  *                      them on this machine (default N; 0: do not check this
  *                      machine), as cmrun does once before launching; prints
  *                      what cmrun needs to know as NAME=value lines
- *   cm_info --variants the variant table, one line per variant
+ *   cm_info --variants the variant table, one line per variant: whether this
+ *                      machine can run it and the mechanism behind each letter
  */
 #include "config.h"
 #include "src/cm_check.h"
-#include "src/cm_config.h"
-#include "src/cm_log.h"
+#include "src/util/cm_config.h"
+#include "src/util/cm_log.h"
 #include "src/cm_variant.h"
 
 #include <pmix.h>
@@ -36,8 +37,10 @@ static void cm_info_usage(FILE *out)
             "  --check       check the CM_* environment for a job of N processes (default 1), L of\n"
             "                them on this machine (default N; 0: not this machine's memory and\n"
             "                files); exit 1 with one line on a problem, else print protocol=,\n"
-            "                variant= and hooks= lines (cmrun reads them)\n"
-            "  --variants    the variant table: NAME implemented|not-implemented hooks|plain\n");
+            "                variant=, build= and suffix= lines (cmrun reads them)\n"
+            "  --variants    the variant table, one line per variant:\n"
+            "                NAME available|unavailable|not-implemented build=B fill=F write=W\n"
+            "                merge=M fabric=any|map [why=... | note=...: the rest of the line]\n");
 }
 
 /* Loads the environment's settings; a bad value is a one-line error and exit 1. */
@@ -69,7 +72,8 @@ static void cm_info_append(char *buf, size_t len, const char *name)
     }
 }
 
-static void cm_info_transports(cm_info_caps_t *caps)
+/* Finds what UCX offers here; prints one line per transport when print. */
+static void cm_info_transports(cm_info_caps_t *caps, bool print)
 {
     uct_component_h *components;
     unsigned ncomponents;
@@ -77,7 +81,9 @@ static void cm_info_transports(cm_info_caps_t *caps)
 
     st = uct_query_components(&components, &ncomponents);
     if (st != UCS_OK) {
-        printf("  (cannot query UCX components: %s)\n", ucs_status_string(st));
+        if (print) {
+            printf("  (cannot query UCX components: %s)\n", ucs_status_string(st));
+        }
         return;
     }
     for (unsigned c = 0; c < ncomponents; c++) {
@@ -133,13 +139,64 @@ static void cm_info_transports(cm_info_caps_t *caps)
                 } else {
                     kind = "shared memory, copy only";
                 }
-                printf("  %-10s %-14s md %-8s %s\n", name, tls[t].dev_name, mds[m].md_name, kind);
+                if (print) {
+                    printf("  %-10s %-14s md %-8s %s\n", name, tls[t].dev_name, mds[m].md_name,
+                           kind);
+                }
             }
             uct_release_tl_resource_list(tls);
             uct_md_close(md);
         }
     }
     uct_release_component_list(components);
+}
+
+/* Whether this machine can run variant v; if not, why (one phrase). A variant needing a
+ * direct mapping runs where every peer is mapped: the processes of one node here. */
+static const char *cm_info_variant_status(cm_variant_t v, const cm_info_caps_t *caps,
+                                          const char **why)
+{
+    const cm_variant_info_t *r = &cm_variants[v];
+
+    *why = NULL;
+    if (!cm_variant_implemented(v)) {
+        *why = !cm_fill_mechanisms[r->fill].implemented
+                   ? "its fill mechanism is not implemented yet"
+                   : !cm_write_mechanisms[r->write].implemented
+                         ? "its write mechanism is not implemented yet"
+                         : "its merge mechanism is not implemented yet";
+        return "not-implemented";
+    }
+    if (r->fabric == CM_FABRIC_MAP && !caps->shm_mapped) {
+        *why = "no transport here maps peers' memory for direct loads and stores";
+        return "unavailable";
+    }
+    if (r->fabric == CM_FABRIC_MAP) {
+        *why = "between the processes of one node only (peers' memory mapped); refused where "
+               "a peer is reached over a network";
+    }
+    return "available";
+}
+
+static void cm_info_variants(void)
+{
+    cm_info_caps_t caps = {0};
+
+    cm_info_transports(&caps, false);
+    for (int v = 0; v < CM_VARIANT_COUNT; v++) {
+        const cm_variant_info_t *r = &cm_variants[v];
+        const char *why, *status = cm_info_variant_status((cm_variant_t)v, &caps, &why);
+        printf("%s %s build=%s fill=%s write=%s merge=%s fabric=%s", r->name, status,
+               cm_build_name(r->build), cm_fill_mechanisms[r->fill].name,
+               cm_write_mechanisms[r->write].name, cm_merge_mechanisms[r->merge].name,
+               (r->fabric == CM_FABRIC_MAP) ? "map" : "any");
+        if (why != NULL) {
+            printf(" why=%s", why);
+        } else if (r->note[0] != '\0') {
+            printf(" note=%s", r->note);
+        }
+        printf("\n");
+    }
 }
 
 static void cm_info_summary(void)
@@ -154,7 +211,7 @@ static void cm_info_summary(void)
            PMIx_Get_version());
     printf("\nTransports UCX sees on this machine%s%s%s:\n", tls ? " (UCX_TLS=" : "",
            tls ? tls : "", tls ? " restricts which are used)" : "");
-    cm_info_transports(&caps);
+    cm_info_transports(&caps, true);
 
     printf("\nOne-sided mechanisms (rma/):\n");
     printf("  put/get/atomics/flush via UCX ........ yes\n");
@@ -175,14 +232,22 @@ static void cm_info_summary(void)
     printf("  treadmarks  lazy release consistency: intervals, twins, lazy diffs, messages; "
            "plain or cmcc binaries\n");
     printf("\nCashmere variants (CM_VARIANT; letters: copy, read misses, writes, merge buffer):\n");
-    for (int v = 0; v < cm_nvariants; v++) {
-        printf("  %s  %-16s", cm_variants[v].name,
-               cm_variants[v].implemented ? "implemented" : "not implemented");
-        for (int d = 0; d < 4; d++) {
-            printf("%s%c: %s", d ? "; " : "", cm_variants[v].name[d],
-                   cm_variant_mechanism((cm_variant_t)v, d));
+    for (int v = 0; v < CM_VARIANT_COUNT; v++) {
+        const cm_variant_info_t *r = &cm_variants[v];
+        const char *why, *status = cm_info_variant_status((cm_variant_t)v, &caps, &why);
+        printf("  %s  %s%s%s%s\n", r->name, status, why ? " (" : "", why ? why : "", why ? ")" : "");
+        printf("        %.2s: %s\n        %c: %s\n        %c: %s\n", r->name,
+               cm_variant_mechanism((cm_variant_t)v, 0), r->name[2],
+               cm_variant_mechanism((cm_variant_t)v, 2), r->name[3],
+               cm_variant_mechanism((cm_variant_t)v, 3));
+        if (r->note[0] != '\0') {
+            printf("        note: %s\n", r->note);
         }
-        printf("%s\n", cm_variant_needs_hooks((cm_variant_t)v) ? " [needs cmcc]" : "");
+        if (r->build != CM_BUILD_PLAIN) {
+            printf("        build: cmcc (%s checks; cmrun runs PROG%s)\n",
+                   (r->build == CM_BUILD_STORES) ? "store" : "load and store",
+                   cm_build_suffix(r->build));
+        }
     }
     printf("\n`cm_info -c` lists every CM_* setting.\n");
 }
@@ -206,6 +271,7 @@ static int cm_info_check(int nprocs, int local)
     cm_config_t cfg;
     cm_check_job_t job = {.nprocs = nprocs, .local_procs = local, .files = local > 0};
     bool cashmere;
+    cm_build_kind_t build;
 
     cm_info_load(&cfg);
     job.memory_budget = (local > 0) ? cm_check_memory_budget() : 0;
@@ -214,10 +280,10 @@ static int cm_info_check(int nprocs, int local)
         return 1;
     }
     cashmere = (cfg.protocol == CM_PROTOCOL_CASHMERE);
-    printf("protocol=%s\nvariant=%s\nhooks=%s\n",
+    build = cashmere ? cm_variants[cfg.variant].build : CM_BUILD_PLAIN;
+    printf("protocol=%s\nvariant=%s\nbuild=%s\nsuffix=%s\n",
            cashmere ? "cashmere" : (cfg.protocol == CM_PROTOCOL_NONE) ? "none" : "treadmarks",
-           cm_variants[cfg.variant].name,
-           (cashmere && cm_variant_needs_hooks((cm_variant_t)cfg.variant)) ? "yes" : "no");
+           cm_variants[cfg.variant].name, cm_build_name(build), cm_build_suffix(build));
     cm_config_release(&cfg);
     return 0;
 }
@@ -260,11 +326,7 @@ int main(int argc, char **argv)
     case 2:
         return cm_info_check(nprocs, (local < 0) ? nprocs : local);
     case 3:
-        for (int v = 0; v < cm_nvariants; v++) {
-            printf("%s %s %s\n", cm_variants[v].name,
-                   cm_variants[v].implemented ? "implemented" : "not-implemented",
-                   cm_variant_needs_hooks((cm_variant_t)v) ? "hooks" : "plain");
-        }
+        cm_info_variants();
         return 0;
     default:
         cm_info_summary();

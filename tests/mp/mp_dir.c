@@ -20,8 +20,8 @@
 
 #define NPAGES 3
 /* Words of the scratch area (each area on its own cache lines). */
-#define W_DIR      0                        /* NPAGES / np entries of CM_META_DIR_ENTRY */
-#define W_QNODE    (W_DIR + NPAGES * 8)     /* CM_META_QNODE */
+#define W_DIR      0                        /* NPAGES / np entries of CM_DIR_ENTRY_BYTES */
+#define W_QNODE    (W_DIR + NPAGES * 8)     /* CM_DIR_QNODE_BYTES */
 #define W_COUNTERS (W_QNODE + 8)            /* per page, at its home */
 #define W_HELD     (W_COUNTERS + NPAGES)    /* rank r's held-section count, gathered at rank 0 */
 #define W_START    (W_HELD + 64)            /* at rank 0: ranks ready to start */
@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 {
     const char *form = "mcs";
     int iters = 2000;
-    cm_meta_layout_t layout;
+    cm_dir_seg_t seg;
     cm_dir_t dir;
 
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -83,16 +83,14 @@ int main(int argc, char **argv)
     me  = cm_rank();
     np  = cm_nprocs();
 
-    /* A layout whose directory areas are in the scratch area. */
-    memset(&layout, 0, sizeof(layout));
-    layout.npages       = NPAGES;
-    layout.nprocs       = (uint32_t)np;
-    layout.dir_per_proc = (NPAGES + (uint64_t)np - 1) / (uint64_t)np;
-    layout.dir_entries  = (size_t)((char *)word(W_DIR) - (char *)cm_rt.meta_base);
-    layout.dir_qnode    = (size_t)((char *)word(W_QNODE) - (char *)cm_rt.meta_base);
+    /* Directory areas are in the scratch area. */
+    seg.base     = (char *)cm_rt.meta_base;
+    seg.per_proc = (NPAGES + (uint64_t)np - 1) / (uint64_t)np;
+    seg.entries  = (size_t)((char *)word(W_DIR) - (char *)cm_rt.meta_base);
+    seg.qnode    = (size_t)((char *)word(W_QNODE) - (char *)cm_rt.meta_base);
     memset(word(0), 0, (size_t)(W_SEEN + 1) * sizeof(uint64_t));
     MP_OK(cm_dir_init(&dir, rma, strcmp(form, "cas") == 0 ? CM_DIR_IMPL_CAS : CM_DIR_IMPL_MCS,
-                      (char *)cm_rt.meta_base, &layout, 64));
+                      &seg, 64));
     MP_OK(cm_rma_barrier(rma));
     /* A barrier lets ranks go milliseconds apart, longer than a short run: start together. */
     {

@@ -10,7 +10,7 @@
  */
 #include "mp_common.h"
 
-#include "src/cm_time.h"
+#include "src/util/cm_time.h"
 
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>

@@ -14,7 +14,6 @@
 set -u
 
 ALL_CASES="msgpass counter barrier falseshare weak migrate memops wordlocks refill"
-ALL_SETTINGS="CHSM/cas CHSM/mcs CHSN/cas CHSN/mcs treadmarks"
 
 usage() {
     cat <<EOF
@@ -23,8 +22,9 @@ usage: stress.sh [options]
   --rounds N        runs of every combination (default 1)
   --cases LIST      litmus cases (default: $ALL_CASES;
                     all: every case in one run)
-  --settings LIST   VARIANT/DIRECTORY for Cashmere, or treadmarks
-                    (default: $ALL_SETTINGS)
+  --settings LIST   VARIANT/DIRECTORY for Cashmere, or treadmarks (default: both
+                    directory forms of every variant 'cm_info --variants' says runs here,
+                    and treadmarks: $ALL_SETTINGS)
   --transports LIST shm, tcp (default: shm tcp)
   --procs LIST      process counts (default: 3 4)
   --iters N         iterations of each case (default 50, mp_litmus's own)
@@ -61,6 +61,18 @@ LITMUS="$top_builddir/tests/mp/mp_litmus"
 
 # Runs must not inherit the caller's settings: the printed command lines are the whole truth.
 for v in $(compgen -e | grep -E '^(CM|UCX)_'); do unset "$v"; done
+
+# The variant table, as this machine runs it over shared memory and over TCP.
+VARIANTS_SHM=$(UCX_TLS=posix,sysv,self "$CM_INFO" --variants) || die "$CM_INFO --variants failed"
+VARIANTS_TCP=$(UCX_TLS=tcp "$CM_INFO" --variants) || die "$CM_INFO --variants failed"
+ALL_SETTINGS="$(awk '$2 == "available" {printf "%s/cas %s/mcs ", $1, $1}' <<< "$VARIANTS_SHM")treadmarks"
+# runs_over SETTING TRANSPORT: whether the variant of the setting runs over that transport.
+runs_over() {
+    case "$1" in treadmarks) return 0 ;; esac
+    local table=$VARIANTS_SHM
+    [ "$2" = tcp ] && table=$VARIANTS_TCP
+    awk -v v="${1%/*}" '$1 == v && $2 == "available" {found = 1} END {exit !found}' <<< "$table"
+}
 
 rounds=1
 cases=$ALL_CASES
@@ -266,9 +278,14 @@ watch() {
 list=()
 for ((k = 1; k <= rounds; k++)); do
     rl=()
-    for n in $procs; do for t in $transports; do for s in $settings; do for c in $cases; do
-        rl+=("$c $s $t $n $k")
-    done; done; done; done
+    for n in $procs; do for t in $transports; do for s in $settings; do
+        if ! runs_over "$s" "$t"; then
+            [ "$k" = 1 ] && [ "$n" = "${procs%% *}" ] &&
+                echo "stress: $s over $t: not run ($(awk -v v="${s%/*}" '$1 == v' <<< "$([ "$t" = tcp ] && echo "$VARIANTS_TCP" || echo "$VARIANTS_SHM")" | sed -n 's/.* why=//p'))"
+            continue
+        fi
+        for c in $cases; do rl+=("$c $s $t $n $k"); done
+    done; done; done
     rng_seed "$dseed/shuffle/$k"
     for ((i = ${#rl[@]} - 1; i > 0; i--)); do
         draw 32768; draw2=$r; draw 32768; j=$(( (draw2 * 32768 + r) % (i + 1) ))

@@ -3,7 +3,7 @@
 # operation that UCX emulates in software at the target.
 . "$top_srcdir/tests/lib.sh"
 use_tcp lo
-for variant in CHSM CHSN; do
+for variant in $(available_variants); do
     for np in 2 3 4; do
         for dir in cas mcs; do
             note "TCP, $variant, $np processes, $dir directory"

@@ -1,7 +1,7 @@
 /* Unit tests: CM_* configuration parsing, unknown-name detection, dump. */
 #include "config.h"
 #include "src/cm_check.h"
-#include "src/cm_config.h"
+#include "src/util/cm_config.h"
 
 #include <check.h>
 #include <math.h>

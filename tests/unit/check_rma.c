@@ -108,7 +108,7 @@ START_TEST(test_meta_layout)
             ck_assert(areas[i] > areas[i - 1]);
         }
     }
-    ck_assert(m.dir_qnode >= m.dir_entries + 65536 * CM_META_DIR_ENTRY);
+    ck_assert(m.dir_qnode >= m.dir_entries + 65536 * CM_DIR_ENTRY_BYTES);
     ck_assert(m.wn_pending >= m.wn_slots + 8192 * 8);
     ck_assert(m.lock_tails >= m.wn_pending + 262144 * 8);
     ck_assert(m.barrier_flags >= m.lock_qnodes + 65536 * CM_META_LOCK_QNODE);

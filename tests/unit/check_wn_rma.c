@@ -6,6 +6,7 @@
 #include "config.h"
 #include "rma/cm_boot.h"
 #include "rma/cm_rma.h"
+#include "src/cm_meta.h"
 #include "writenotice/cm_wn.h"
 
 #include <check.h>
@@ -50,9 +51,10 @@ static void teardown(void)
 START_TEST(test_ring_roundtrip)
 {
     cm_wn_t wn;
+    cm_wn_seg_t wseg = cm_meta_wn_seg(&meta, base);
     bool overflow;
 
-    ck_assert_int_eq(cm_wn_init(&wn, rma, base, &meta), CM_OK);
+    ck_assert_int_eq(cm_wn_init(&wn, rma, &wseg), CM_OK);
     ck_assert_uint_eq(wn.cap, 8);
     ck_assert_int_eq(cm_wn_post(&wn, 0, 5), CM_OK);
     ck_assert_int_eq(cm_wn_post(&wn, 0, 900), CM_OK);
@@ -96,9 +98,10 @@ END_TEST
 START_TEST(test_ring_overflow)
 {
     cm_wn_t wn;
+    cm_wn_seg_t wseg = cm_meta_wn_seg(&meta, base);
     bool overflow;
 
-    ck_assert_int_eq(cm_wn_init(&wn, rma, base, &meta), CM_OK);
+    ck_assert_int_eq(cm_wn_init(&wn, rma, &wseg), CM_OK);
     cm_wn_reset_local(&wn);
     for (uint64_t p = 0; p < 12; p++) {               /* 12 notices, 8 slots */
         ck_assert_int_eq(cm_wn_post(&wn, 0, p), CM_OK);

@@ -1,6 +1,6 @@
 /* Calibration of the time-stamp counter used for the protocol's statistics. */
 #define _GNU_SOURCE
-#include "src/cm_time.h"
+#include "src/util/cm_time.h"
 
 #include <stdbool.h>
 #include <stdio.h>

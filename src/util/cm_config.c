@@ -1,6 +1,6 @@
 #include "config.h"
-#include "src/cm_config.h"
-#include "src/cm_log.h"
+#include "src/util/cm_config.h"
+#include "src/util/cm_log.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -262,6 +262,13 @@ static const char *cm_config_keyword_at(const char *values, int index, size_t *n
     return p;
 }
 
+/* Length of a keyword list without the | that may end it (generated lists end with one). */
+static int cm_config_list_len(const char *values)
+{
+    size_t n = strlen(values);
+    return (int)((n > 0 && values[n - 1] == '|') ? n - 1 : n);
+}
+
 /* Index of str in a "a|b|c" list (case-insensitive), or -1. */
 static int cm_config_keyword(const char *values, const char *str)
 {
@@ -282,7 +289,8 @@ static cm_status_t cm_config_parse_enum(const char *name, const char *values, co
     int index = cm_config_keyword(values, str);
 
     if (index < 0) {
-        cm_config_err(err, errlen, "%s='%s' is not one of %s", name, str, values);
+        cm_config_err(err, errlen, "%s='%s' is not one of %.*s", name, str,
+                      cm_config_list_len(values), values);
         return CM_ERR_INVALID;
     }
     *out = index;
@@ -634,7 +642,7 @@ void cm_config_dump(FILE *out, const cm_config_t *cfg)
         cm_config_wrap(out, e->doc, 76);
         fprintf(out, "# type: %s", cm_config_type_names[e->type]);
         if (e->type == CM_CFG_ENUM || (e->type == CM_CFG_UINT && e->values != NULL)) {
-            fprintf(out, " (%s)", e->values);
+            fprintf(out, " (%.*s)", cm_config_list_len(e->values), e->values);
         } else if (e->type == CM_CFG_OUTPUT) {
             fprintf(out, " (%s or a file path)", e->values);
         }

@@ -7,7 +7,7 @@
 #define CM_CONFIG_H
 
 #include "cm.h"
-#include "src/cm_config_table.h"
+#include "src/util/cm_config_table.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,11 +44,7 @@ typedef enum { CM_LAUNCHER_AUTO, CM_LAUNCHER_SRUN, CM_LAUNCHER_PRTERUN, CM_LAUNC
 typedef enum { CM_PROTOCOL_CASHMERE, CM_PROTOCOL_TREADMARKS, CM_PROTOCOL_NONE } cm_protocol_kind_t;
 typedef enum { CM_DIRECTORY_AUTO, CM_DIRECTORY_MCS, CM_DIRECTORY_CAS } cm_directory_kind_t;
 typedef enum { CM_TMK_DETECT_FAULT, CM_TMK_DETECT_SCAN } cm_tmk_detect_t;
-/* CM_VARIANT values, in table order. */
-typedef enum {
-    CM_VARIANT_CHSM, CM_VARIANT_CHSN, CM_VARIANT_CHHM, CM_VARIANT_CHHN, CM_VARIANT_NHHM,
-    CM_VARIANT_NHHN, CM_VARIANT_NSHM, CM_VARIANT_NSHN, CM_VARIANT_NSSN, CM_VARIANT_NSSM
-} cm_variant_t;
+/* CM_VARIANT values: cm_variant_t, from the variant table (cm_variant_table.h). */
 
 /* Row indices, CM_CONFIG_IDX_<field>, and the row count. */
 enum {

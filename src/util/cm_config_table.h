@@ -14,6 +14,8 @@
 #ifndef CM_CONFIG_TABLE_H
 #define CM_CONFIG_TABLE_H
 
+#include "src/util/cm_variant_table.h"
+
 #ifndef CM_APPS_DIR_DEFAULT
 #define CM_APPS_DIR_DEFAULT "/usr/local/libexec/cashmere/apps"
 #endif
@@ -38,11 +40,11 @@
       "Coherence protocol: cashmere (directory, write notices, write-through to homes over " \
       "one-sided RDMA), treadmarks (lazy release consistency, twins and diffs, messages), or none " \
       "(one process, the shared region plain memory: the sequential baseline of speedups).") \
-    _(variant, VARIANT, ENUM, "CHSM", "CHSM|CHSN|CHHM|CHHN|NHHM|NHHN|NSHM|NSHN|NSSN|NSSM", \
+    _(variant, VARIANT, ENUM, "CHSM", CM_VARIANT_VALUES, \
       "protocol", \
       "Cashmere variant, the paper's four letters: C copy page on fault / N line transfers; read " \
       "misses by H hardware / S software; writes forwarded to the home by H hardware / S software; " \
-      "M merge buffer / N none.") \
+      "M merge buffer / N none. `cm_info --variants` says which this machine can run.") \
     _(directory, DIRECTORY, ENUM, "auto", "auto|mcs|cas", "protocol", \
       "Directory entry update: mcs (the paper's per-entry MCS lock, entry fetch pipelined behind " \
       "the lock's fetch-and-store; up to 64 processes) or cas (one 64-bit compare-and-swap word; " \

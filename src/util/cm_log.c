@@ -1,5 +1,5 @@
 #include "config.h"
-#include "src/cm_log.h"
+#include "src/util/cm_log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
