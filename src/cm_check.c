@@ -1,7 +1,7 @@
 #include "config.h"
 #include "src/cm_check.h"
 #include "src/util/cm_log.h"
-#include "src/cm_variant.h"
+#include "src/cashmere/cm_variant.h"
 #include "directory/cm_dir.h"
 #include "treadmarks/cm_tmk_interval.h"
 

@@ -23,7 +23,7 @@
 #include "src/cm_runtime.h"
 #include "src/util/cm_log.h"
 #include "src/util/cm_time.h"
-#include "src/cm_variant.h"
+#include "src/cashmere/cm_variant.h"
 
 #include <inttypes.h>
 #include <signal.h>

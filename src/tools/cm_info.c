@@ -16,7 +16,7 @@
 #include "src/cm_check.h"
 #include "src/util/cm_config.h"
 #include "src/util/cm_log.h"
-#include "src/cm_variant.h"
+#include "src/cashmere/cm_variant.h"
 
 #include <pmix.h>
 #include <stdio.h>

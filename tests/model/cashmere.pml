@@ -1,5 +1,5 @@
 /*
- * A model of the Cashmere protocol as src/cm_cashmere.c, directory/ and
+ * A model of the Cashmere protocol as src/cashmere/cm_cashmere.c, directory/ and
  * writenotice/ implement it, checked with SPIN (tests/model/run.sh).
  *
  * Process 0 runs NCS0 critical sections, the others NCS each. A critical

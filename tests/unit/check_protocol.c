@@ -6,7 +6,7 @@
 #include "config.h"
 #include "directory/cm_dir.h"
 #include "src/cm_heap.h"
-#include "src/cm_merge.h"
+#include "src/cashmere/cm_merge.h"
 #include "writenotice/cm_wn.h"
 
 #include <check.h>

@@ -30,7 +30,7 @@
  */
 #define _GNU_SOURCE
 #include "config.h"
-#include "src/cm_store_check.h"
+#include "src/cashmere/cm_store_check.h"
 #include "src/util/cm_log.h"
 
 #include <dlfcn.h>
@@ -40,7 +40,8 @@
 #include <sys/mman.h>
 
 static struct {
-    char     *app;     /* the application view */
+    char     *app;     /* the application view (addresses the hooks report) */
+    char     *net;     /* the network view of the same pages: readable whatever their protection */
     size_t   ps;
     unsigned shift;
     uint64_t npages;
@@ -60,11 +61,12 @@ static inline uint8_t *cm_sc_mask(uint64_t p)
     return cm_sc.masks + (p << (cm_sc.shift - 3));
 }
 
-cm_status_t cm_sc_init(char *app, uint64_t npages, size_t ps)
+cm_status_t cm_sc_init(char *app, char *net, uint64_t npages, size_t ps)
 {
     void *m;
 
     cm_sc.app    = app;
+    cm_sc.net    = net;
     cm_sc.ps     = ps;
     cm_sc.shift  = (unsigned)__builtin_ctzll(ps);
     cm_sc.npages = npages;
@@ -98,7 +100,7 @@ void cm_sc_mapped(uint64_t p, bool home)
     /* The mask stays: the hooks may have announced the store that faulted. verify clears it. */
     cm_sc.pcs[p] = 0;
     if (!home) {
-        memcpy(cm_sc_twin(p), cm_sc.app + (p << cm_sc.shift), cm_sc.ps);
+        memcpy(cm_sc_twin(p), cm_sc.net + (p << cm_sc.shift), cm_sc.ps);
     }
 }
 
@@ -147,7 +149,7 @@ static void cm_sc_where(uint64_t pc, char *buf, size_t size)
 
 void cm_sc_verify(uint64_t p, bool home, int home_rank, bool reported)
 {
-    const uint8_t *page = (const uint8_t *)cm_sc.app + (p << cm_sc.shift);
+    const uint8_t *page = (const uint8_t *)cm_sc.net + (p << cm_sc.shift);
     char where[512];
     size_t first = cm_sc.ps, last = 0, n = 0;
 

@@ -1,6 +1,6 @@
 /*
  * CM_CHECK_STORES: stores into the shared region that the store hooks never
- * saw stop the job with a message naming them (src/cm_store_check.c). Used by
+ * saw stop the job with a message naming them (src/cashmere/cm_store_check.c). Used by
  * the software write-forwarding protocol; page numbers are the protocol's.
  */
 #ifndef CM_STORE_CHECK_H
@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-cm_status_t cm_sc_init(char *app, uint64_t npages, size_t ps);
+/* app: the application view of the shared region; net: its network view (same pages). */
+cm_status_t cm_sc_init(char *app, char *net, uint64_t npages, size_t ps);
 void cm_sc_fini(void);
 
 /* Page p was just mapped (its contents arrived); home: it is homed here. */

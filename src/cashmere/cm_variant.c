@@ -1,5 +1,5 @@
 #include "config.h"
-#include "src/cm_variant.h"
+#include "src/cashmere/cm_variant.h"
 
 #include <stdio.h>
 #include <string.h>

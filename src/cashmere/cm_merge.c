@@ -1,5 +1,5 @@
 #include "config.h"
-#include "src/cm_merge.h"
+#include "src/cashmere/cm_merge.h"
 
 void cm_merge_init(cm_merge_t *m, cm_merge_entry_t *entries, unsigned capacity,
                    cm_merge_write_fn_t write, void *arg)

@@ -1,0 +1,524 @@
+/*
+ * The Cashmere protocol (Kontothanassis & Scott, HPCA'96, sections 2.2-2.3)
+ * over one-sided RDMA: its events. A variant is realized by the mechanisms
+ * its row of the variant table names (cm_cm_int.h): how a page's data becomes
+ * reachable (fill: cm_fill_*.c) and how stores reach the home and written
+ * pages become known (writes: cm_write_*.c, with the merge buffer of the *M
+ * variants). The events below call those ops and never ask which variant
+ * runs.
+ *
+ * Every protocol action is a one-sided operation: directory updates
+ * (directory/), write notices (writenotice/), locks and barriers (locks/),
+ * page copies and write-throughs (rma/). No request needs a remote CPU.
+ *
+ * Delayed write notices: a fault maps the page (read-write where the write
+ * mechanism sees stores itself); written pages are marked dirty, and a release
+ * performs the write transition (join the writers, notices if the page turns
+ * WEAK) for every dirty page not yet processed. Release = forward what the
+ * write mechanism holds, process dirty pages, flush every outstanding put,
+ * then hand the lock on. Acquire = drain the write-notice ring and
+ * self-invalidate the pages listed, plus the weak ones among the local unsafe
+ * pages.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+#include "locks/cm_mcs.h"
+#include "src/cashmere/cm_cm_int.h"
+#include "src/cm_hooks_api.h"
+#include "src/cm_protocol.h"
+#include "src/cm_runtime.h"
+#include "src/cm_shadow.h"
+#include "src/util/cm_time.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+cm_cm_t cm_cm;
+
+/* The mechanisms, by the kinds the variant table names; NULL: not built yet. */
+static const cm_fill_ops_t *const cm_cm_fills[CM_FILL_COUNT] = {
+    [CM_FILL_PAGE] = &cm_fill_page_ops,
+};
+static const cm_write_ops_t *const cm_cm_writes[CM_WRITE_COUNT] = {
+    [CM_WRITE_HOOKS] = &cm_write_hooks_ops,
+};
+
+/* Inline checks (src/cm_shadow.c): must stores to page p reach the hook? */
+static bool cm_cm_armed(uint64_t p)
+{
+    return cm_cm.write->armed(p);
+}
+
+/* ---- directory effects ----------------------------------------------------- */
+
+/*
+ * Run by cm_dir_update while it holds page p's entry: what others rely on the
+ * moment they see the new entry. A first toucher copies the page from its old
+ * home before anyone can see the new home; a transition into WEAK posts its
+ * write notices before anyone can see WEAK (a writer that finds the page WEAK
+ * posts nothing and hands its lock on, trusting that every sharer already
+ * holds a notice). A posted notice is reserved in its ring, so its owner
+ * drains it (waiting for the slot's put if need be); the puts complete at our
+ * next flush, at the latest the release's before the lock is handed on.
+ */
+static cm_status_t cm_cm_held(uint64_t p, const cm_dir_effects_t *fx, void *arg)
+{
+    (void)arg;
+    if (fx->claimed_home && fx->old_home != (uint32_t)cm_cm.me) {
+        CM_CHECK(cm_rma_get(cm_cm.rma, (int)fx->old_home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
+        cm_cm.st.pages_fetched++;
+    }
+    for (uint64_t mask = fx->notify; mask != 0; mask &= mask - 1) {
+        CM_CHECK(cm_wn_post(&cm_cm.wn, __builtin_ctzll(mask), p));
+    }
+    return CM_OK;
+}
+
+/* The local part of an update's effects: self-notices and the unsafe list. */
+static cm_status_t cm_cm_effects(uint64_t p, const cm_dir_entry_t *e, const cm_dir_effects_t *fx)
+{
+    cm_pte_t *pte = &cm_cm.pte[p];
+
+    if (fx->self_notice && !(pte->flags & CM_PTE_SELF)) {
+        pte->flags |= CM_PTE_SELF;
+        cm_list_push(&cm_cm.selfn, p);
+        cm_cm.st.notices_self++;
+    }
+    if ((e->flags & CM_DIR_UNSAFE) && pte->mapped && !(pte->flags & CM_PTE_UNSAFE)) {
+        pte->flags  |= CM_PTE_UNSAFE;
+        pte->version = (uint32_t)fx->version;
+        cm_list_push(&cm_cm.unsafe, p);
+    }
+    if (fx->became_unsafe) {
+        cm_cm.st.unsafe_pages++;
+    }
+    return CM_OK;
+}
+
+/* The write transition of a page written since it was mapped (delayed write notice). */
+static cm_status_t cm_cm_write_transition(uint64_t p)
+{
+    cm_dir_entry_t e;
+    cm_dir_effects_t fx;
+
+    CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_WRITE, cm_cm_held, NULL, &e, &fx));
+    cm_cm.pte[p].flags |= CM_PTE_PROCESSED;
+    return cm_cm_effects(p, &e, &fx);
+}
+
+/* ---- faults -------------------------------------------------------------------- */
+
+static cm_status_t cm_cm_fault(void *addr, bool write)
+{
+    uint64_t p = cm_cm_page((uintptr_t)addr), t0 = cm_ticks();
+    cm_pte_t *pte = &cm_cm.pte[p];
+    cm_dir_entry_t e;
+    cm_dir_effects_t fx;
+
+    if (pte->mapped) {
+        if (write) {
+            return cm_cm.write->write_fault(p); /* mapped without write permission */
+        }
+        cm_error("unexpected fault at %p: page %" PRIu64 " is mapped", addr, p);
+        return CM_ERR_INVALID;
+    }
+    if (write) {
+        cm_cm.st.write_faults++;
+    } else {
+        cm_cm.st.read_faults++;
+    }
+    /* Join first, then copy: a writer that turns the page weak after this sees us. */
+    CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_JOIN, cm_cm_held, NULL, &e, &fx));
+    if (fx.claimed_home) {
+        cm_cm.st.home_migrations++;
+    }
+    CM_CHECK(cm_cm.fill->map(p, (int)e.home, fx.claimed_home));
+    pte->flags &= CM_PTE_DIRTY | CM_PTE_LISTED; /* a store may have been recorded just before it faulted */
+    CM_CHECK(cm_cm_protect(p, cm_cm.write->joining(p, (int)e.home, write)));
+    pte->mapped = 1;
+    pte->home   = (uint16_t)e.home;
+    cm_shadow_set(p, cm_cm_armed(p));
+    CM_CHECK(cm_cm_effects(p, &e, &fx));
+    cm_cm.st.fault_ns += cm_ticks_to_ns(cm_ticks() - t0);
+    return CM_OK;
+}
+
+/* ---- invalidation ------------------------------------------------------------- */
+
+static cm_status_t cm_cm_invalidate(uint64_t p)
+{
+    cm_pte_t *pte = &cm_cm.pte[p];
+    cm_dir_entry_t e;
+    cm_dir_effects_t fx;
+
+    if (!pte->mapped) {
+        return CM_OK;
+    }
+    CM_CHECK(cm_cm.write->settle(p));
+    if ((pte->flags & CM_PTE_DIRTY) && !(pte->flags & CM_PTE_PROCESSED)) {
+        /* Written and about to be dropped: its notices must not wait for our release. */
+        CM_CHECK(cm_cm_write_transition(p));
+    }
+    CM_CHECK(cm_cm.fill->drop(p));
+    CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_LEAVE, NULL, NULL, &e, &fx));
+    pte->mapped = 0;
+    pte->flags &= CM_PTE_LISTED; /* still on the dirty list: no second entry */
+    cm_shadow_set(p, true);
+    cm_cm.st.invalidations++;
+    return CM_OK;
+}
+
+static cm_status_t cm_cm_invalidate_visit(uint64_t p, void *arg)
+{
+    (void)arg;
+    if (p >= cm_cm.npages) {
+        cm_error("write notice for page %" PRIu64 " beyond the shared region", p);
+        return CM_ERR_INVALID;
+    }
+    return cm_cm_invalidate(p);
+}
+
+static cm_status_t cm_cm_invalidate_all(void)
+{
+    for (uint64_t p = 0; p < cm_cm.npages; p++) {
+        if (cm_cm.pte[p].mapped) {
+            CM_CHECK(cm_cm_invalidate(p));
+        }
+    }
+    return CM_OK;
+}
+
+/* ---- release / acquire ------------------------------------------------------ */
+
+static cm_status_t cm_cm_release(void)
+{
+    uint64_t t0 = cm_ticks();
+
+    cm_cm.st.releases++;
+    cm_cm.write->flush();
+    for (uint64_t i = 0; i < cm_cm.dirty.n; i++) {
+        uint64_t p = cm_cm.dirty.v[i];
+        cm_pte_t *pte = &cm_cm.pte[p];
+        CM_CHECK(cm_cm.write->settle(p));
+        if (pte->mapped && (pte->flags & CM_PTE_DIRTY) && !(pte->flags & CM_PTE_PROCESSED)) {
+            CM_CHECK(cm_cm_write_transition(p));
+        }
+        pte->flags &= (uint8_t)~(CM_PTE_DIRTY | CM_PTE_LISTED);
+    }
+    cm_cm.dirty.n = 0;
+    /* Write-throughs and notices complete before anyone can see the release. */
+    CM_CHECK(cm_rma_flush_all(cm_cm.rma));
+    cm_cm.st.release_ns += cm_ticks_to_ns(cm_ticks() - t0);
+    return CM_OK;
+}
+
+static cm_status_t cm_cm_acquire(void)
+{
+    uint64_t t0 = cm_ticks(), kept = 0;
+    bool overflow = false;
+
+    cm_cm.st.acquires++;
+    /* Our own forwarded stores land before we might copy a page back in. */
+    cm_cm.write->flush();
+    CM_CHECK(cm_rma_flush_all(cm_cm.rma));
+
+    CM_CHECK(cm_wn_drain(&cm_cm.wn, cm_cm_invalidate_visit, NULL, &overflow));
+    for (uint64_t i = 0; i < cm_cm.selfn.n; i++) {
+        uint64_t p = cm_cm.selfn.v[i];
+        cm_cm.pte[p].flags &= ~CM_PTE_SELF;
+        CM_CHECK(cm_cm_invalidate(p));
+    }
+    cm_cm.selfn.n = 0;
+    /* Unsafe pages get no notices: look at their directory entries instead. Weak, or a writer
+     * left since we joined (the version moved): our copy may be older than its writes. */
+    for (uint64_t i = 0; i < cm_cm.unsafe.n; i++) {
+        uint64_t p = cm_cm.unsafe.v[i], version;
+        cm_dir_entry_t e;
+        if (!cm_cm.pte[p].mapped || !(cm_cm.pte[p].flags & CM_PTE_UNSAFE)) {
+            continue;
+        }
+        CM_CHECK(cm_dir_read(&cm_cm.dir, p, &e, &version));
+        cm_cm.st.unsafe_checks++;
+        if (cm_dir_state(e.sharers, e.writers) == CM_PAGE_WEAK ||
+            (uint32_t)version != cm_cm.pte[p].version) {
+            CM_CHECK(cm_cm_invalidate(p));
+        } else {
+            cm_cm.unsafe.v[kept++] = (uint32_t)p;
+        }
+    }
+    cm_cm.unsafe.n = kept;
+    if (overflow) {
+        CM_CHECK(cm_cm_invalidate_all());
+    }
+    cm_cm.st.acquire_ns += cm_ticks_to_ns(cm_ticks() - t0);
+    return CM_OK;
+}
+
+/* ---- initialization phase ---------------------------------------------------- */
+
+/*
+ * The first barrier (or cm_init_done) ends the initialization phase: every
+ * process drops all its mappings and the directory starts afresh, so that
+ * each page's next access is a first touch that may move its home. Between
+ * the two barriers nobody touches remote metadata.
+ */
+static cm_status_t cm_cm_init_end(void)
+{
+    if (mprotect(cm_cm.app, cm_cm.npages << cm_cm.shift, PROT_NONE) != 0) {
+        cm_error("mprotect of the shared region failed: %s", strerror(errno));
+        return CM_ERR_NO_MEMORY;
+    }
+    memset(cm_cm.pte, 0, cm_cm.npages * sizeof(*cm_cm.pte));
+    CM_CHECK(cm_shadow_reset()); /* every page armed again, filled on next use */
+    cm_cm.dirty.n  = 0;
+    cm_cm.unsafe.n = 0;
+    cm_cm.selfn.n  = 0;
+    cm_dir_reset_local(&cm_cm.dir);
+    cm_wn_reset_local(&cm_cm.wn);
+    CM_CHECK(cm_barrier_wait(&cm_cm.barrier));
+    cm_cm.dir.first_touch = cm_rt.config.first_touch;
+    cm_cm.init_phase      = false;
+    return CM_OK;
+}
+
+static cm_status_t cm_cm_init_done(void)
+{
+    if (!cm_cm.init_phase) {
+        return CM_OK;
+    }
+    CM_CHECK(cm_cm_release());
+    CM_CHECK(cm_barrier_wait(&cm_cm.barrier));
+    return cm_cm_init_end();
+}
+
+static cm_status_t cm_cm_barrier(void)
+{
+    uint64_t t0;
+
+    CM_CHECK(cm_cm_release());
+    t0 = cm_ticks();
+    CM_CHECK(cm_barrier_wait(&cm_cm.barrier));
+    cm_cm.st.barrier_ns += cm_ticks_to_ns(cm_ticks() - t0);
+    cm_cm.st.barriers++;
+    if (cm_cm.init_phase) {
+        return cm_cm_init_end();
+    }
+    return cm_cm_acquire();
+}
+
+/* ---- locks ------------------------------------------------------------------- */
+
+/* Lock id (checked by cm_api.c): its home, tail word and our queue node. */
+static void cm_cm_lock_addr(unsigned id, int *home, uint64_t **tail, cm_mcs_qnode_t **q)
+{
+    *home = (int)(id % (unsigned)cm_cm.nprocs);
+    *tail = (uint64_t *)(cm_cm.meta_base + cm_cm.meta->lock_tails) + id / (unsigned)cm_cm.nprocs;
+    *q    = (cm_mcs_qnode_t *)(cm_cm.meta_base + cm_cm.meta->lock_qnodes +
+                               (size_t)id * CM_META_LOCK_QNODE);
+}
+
+static cm_status_t cm_cm_lock_acquire(unsigned id)
+{
+    int home;
+    uint64_t *tail, t0;
+    cm_mcs_qnode_t *q;
+
+    cm_cm_lock_addr(id, &home, &tail, &q);
+    t0 = cm_ticks();
+    CM_CHECK(cm_mcs_acquire(cm_cm.rma, home, tail, q, NULL));
+    cm_cm.st.lock_wait_ns += cm_ticks_to_ns(cm_ticks() - t0);
+    if (home == cm_cm.me) {
+        cm_cm.st.lock_acquires_local++;
+    } else {
+        cm_cm.st.lock_acquires_remote++;
+    }
+    return cm_cm_acquire();
+}
+
+static cm_status_t cm_cm_lock_release(unsigned id)
+{
+    int home;
+    uint64_t *tail;
+    cm_mcs_qnode_t *q;
+
+    cm_cm_lock_addr(id, &home, &tail, &q);
+    CM_CHECK(cm_cm_release());
+    return cm_mcs_release(cm_cm.rma, home, tail, q, NULL, NULL, NULL);
+}
+
+/* ---- statistics ------------------------------------------------------------ */
+
+static void cm_cm_stats(cm_stats_t *s)
+{
+    cm_rma_stats_t r;
+
+    *s = cm_cm.st;
+    cm_rma_get_stats(cm_cm.rma, &r);
+    s->total_ns           = cm_time_ns() - cm_cm.t_start;
+    s->dir_updates        = cm_cm.dir.updates;
+    s->dir_retries        = cm_cm.dir.retries;
+    s->notices_posted     = cm_cm.wn.posted;
+    s->notices_suppressed = cm_cm.wn.suppressed;
+    s->notices_drained    = cm_cm.wn.drained;
+    s->ring_overflows     = cm_cm.wn.overflows;
+    s->puts               = r.puts;
+    s->gets               = r.gets;
+    s->atomics            = r.atomics;
+    s->bytes_put          = r.bytes_put;
+    s->bytes_got          = r.bytes_got;
+    s->wait_blocks        = r.wait_blocks;
+    s->wait_missed        = r.wait_missed;
+    if (cm_cm.write->stats != NULL) {
+        cm_cm.write->stats(s);
+    }
+}
+
+static void cm_cm_stats_reset(void)
+{
+    memset(&cm_cm.st, 0, sizeof(cm_cm.st));
+    cm_cm.dir.updates = cm_cm.dir.retries = 0;
+    cm_cm.wn.posted = cm_cm.wn.suppressed = cm_cm.wn.drained = cm_cm.wn.overflows = 0;
+    cm_cm.wn.full = 0;
+    if (cm_cm.write->stats_reset != NULL) {
+        cm_cm.write->stats_reset();
+    }
+    cm_cm.t_start = cm_time_ns();
+}
+
+static const char *cm_cm_describe(void)
+{
+    return cm_cm.describe;
+}
+
+static cm_status_t cm_cm_page_home(const void *addr, int *home)
+{
+    uintptr_t a = (uintptr_t)addr;
+    cm_dir_entry_t e;
+
+    if (a - (uintptr_t)cm_cm.app >= (cm_cm.npages << cm_cm.shift)) {
+        return CM_ERR_INVALID;
+    }
+    CM_CHECK(cm_dir_read(&cm_cm.dir, cm_cm_page(a), &e, NULL));
+    *home = (int)e.home;
+    return CM_OK;
+}
+
+/* ---- init / fini -------------------------------------------------------------- */
+
+static cm_status_t cm_cm_init(void)
+{
+    const cm_config_t *cfg = &cm_rt.config;
+    const cm_variant_info_t *row = &cm_variants[cfg->variant];
+    cm_dir_impl_t impl;
+    cm_dir_seg_t dseg;
+    cm_wn_seg_t wseg;
+
+    memset(&cm_cm, 0, sizeof(cm_cm));
+    cm_cm.variant    = (cm_variant_t)cfg->variant;
+    cm_cm.fill       = cm_cm_fills[row->fill];
+    cm_cm.write      = cm_cm_writes[row->write];
+    if (cm_cm.fill == NULL || cm_cm.write == NULL) {
+        /* cm_check_job refuses these first (cm_variant_implemented); a table and registry
+         * out of step is a bug here. */
+        cm_error("CM_VARIANT=%s: its %s mechanism is not built in", row->name,
+                 (cm_cm.fill == NULL) ? "fill" : "write");
+        return CM_ERR_UNSUPPORTED;
+    }
+    cm_cm.me         = cm_rt.rank;
+    cm_cm.nprocs     = cm_rt.nprocs;
+    cm_cm.rma        = cm_rt.rma;
+    cm_cm.app        = cm_rt.shared_base;
+    cm_cm.net        = cm_rt.shared_net;
+    cm_cm.ps         = cm_rt.page_size;
+    cm_cm.shift      = (unsigned)__builtin_ctzll(cm_rt.page_size);
+    cm_cm.npages     = cm_rt.npages;
+    cm_cm.meta_base  = cm_rt.meta_base;
+    cm_cm.meta       = &cm_rt.meta;
+    cm_cm.check      = cfg->check_stores;
+    cm_cm.init_phase = true;
+
+    switch ((cm_directory_kind_t)cfg->directory) {
+    case CM_DIRECTORY_MCS:
+        impl = CM_DIR_IMPL_MCS;
+        break;
+    case CM_DIRECTORY_CAS:
+        impl = CM_DIR_IMPL_CAS;
+        break;
+    default:
+        impl = (cm_cm.nprocs <= CM_DIR_MAX_PROCS_CAS) ? CM_DIR_IMPL_CAS : CM_DIR_IMPL_MCS;
+        break;
+    }
+    dseg = cm_meta_dir_seg(cm_cm.meta, cm_cm.meta_base);
+    wseg = cm_meta_wn_seg(cm_cm.meta, cm_cm.meta_base);
+    CM_CHECK(cm_dir_init(&cm_cm.dir, cm_cm.rma, impl, &dseg, (unsigned)cfg->unsafe_threshold));
+    CM_CHECK(cm_wn_init(&cm_cm.wn, cm_cm.rma, &wseg));
+    cm_barrier_init(&cm_cm.barrier, cm_cm.rma,
+                    (uint64_t *)(cm_cm.meta_base + cm_cm.meta->barrier_flags));
+
+    cm_cm.pte      = calloc(cm_cm.npages, sizeof(*cm_cm.pte));
+    cm_cm.dirty.v  = malloc(cm_cm.npages * sizeof(uint32_t));
+    cm_cm.unsafe.v = malloc(cm_cm.npages * sizeof(uint32_t));
+    cm_cm.selfn.v  = malloc(cm_cm.npages * sizeof(uint32_t));
+    if (cm_cm.pte == NULL || cm_cm.dirty.v == NULL || cm_cm.unsafe.v == NULL ||
+        cm_cm.selfn.v == NULL) {
+        cm_error("cashmere: out of memory for the page table of %" PRIu64 " pages", cm_cm.npages);
+        return CM_ERR_NO_MEMORY;
+    }
+    CM_CHECK(cm_cm.write->init());
+    CM_CHECK(cm_cm.fill->init());
+
+    /* Every page starts unmapped: its first access faults and joins the directory. */
+    if (mprotect(cm_cm.app, cm_cm.npages << cm_cm.shift, PROT_NONE) != 0) {
+        cm_error("mprotect of the shared region failed: %s", strerror(errno));
+        return CM_ERR_NO_MEMORY;
+    }
+    CM_CHECK(cm_shadow_attach(cm_cm.app, cm_cm.npages, cm_cm.ps, cm_cm_armed));
+    if (cm_cm.write->store != NULL) {
+        cm_hooks_set_range((uintptr_t)cm_cm.app, cm_cm.npages << cm_cm.shift, cm_cm.write->store);
+    }
+
+    snprintf(cm_cm.describe, sizeof(cm_cm.describe),
+             "cashmere %s: %.2s: %s; %c: %s; %c: %s%s%s; directory: %s; homes: round-robin, "
+             "then %s", row->name,
+             row->name, cm_variant_mechanism(cm_cm.variant, 0),
+             row->name[2], cm_variant_mechanism(cm_cm.variant, 2),
+             row->name[3], cm_variant_mechanism(cm_cm.variant, 3),
+             row->note[0] ? "; note: " : "", row->note,
+             (impl == CM_DIR_IMPL_CAS) ? "compare-and-swap word" : "MCS lock per entry",
+             cfg->first_touch ? "first touch after initialization" : "fixed");
+    cm_cm.t_start = cm_time_ns();
+    cm_cm.ready   = true;
+    return CM_OK;
+}
+
+static void cm_cm_fini(void)
+{
+    if (!cm_cm.ready) {
+        return;
+    }
+    cm_hooks_set_range(0, 0, NULL);
+    cm_shadow_detach();
+    cm_cm.fill->fini();
+    cm_cm.write->fini();
+    cm_wn_fini(&cm_cm.wn);
+    free(cm_cm.pte);
+    free(cm_cm.dirty.v);
+    free(cm_cm.unsafe.v);
+    free(cm_cm.selfn.v);
+    cm_cm.ready = false;
+}
+
+const cm_protocol_t cm_protocol_cashmere = {
+    .name         = "cashmere",
+    .init         = cm_cm_init,
+    .fini         = cm_cm_fini,
+    .fault        = cm_cm_fault,
+    .lock_acquire = cm_cm_lock_acquire,
+    .lock_release = cm_cm_lock_release,
+    .barrier      = cm_cm_barrier,
+    .init_done    = cm_cm_init_done,
+    .stats        = cm_cm_stats,
+    .stats_reset  = cm_cm_stats_reset,
+    .describe     = cm_cm_describe,
+    .page_home    = cm_cm_page_home,
+};

@@ -1,0 +1,172 @@
+/*
+ * Inside the Cashmere protocol: its state, its page table, and the ops tables
+ * through which the protocol's events (cm_cashmere.c) reach the mechanisms
+ * that realize a variant (one file each: cm_fill_*.c, cm_write_*.c; the
+ * merge buffer in cm_merge.c). The events never ask which variant runs: the
+ * variant table (src/util/cm_variant_table.h) picks the ops at init.
+ */
+#ifndef CM_CM_INT_H
+#define CM_CM_INT_H
+
+#include "directory/cm_dir.h"
+#include "locks/cm_barrier.h"
+#include "src/cashmere/cm_merge.h"
+#include "src/cashmere/cm_variant.h"
+#include "src/cm_meta.h"
+#include "src/cm_stats.h"
+#include "src/util/cm_log.h"
+#include "writenotice/cm_wn.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* Local page table entry. */
+typedef struct {
+    uint8_t  mapped;   /* joined the page's sharing set, data reachable */
+    uint8_t  flags;
+    uint16_t home;     /* valid while mapped */
+    uint32_t version;  /* unsafe pages: the directory version when we joined */
+} cm_pte_t;
+
+#define CM_PTE_DIRTY     0x01 /* stored to since the last release */
+#define CM_PTE_PROCESSED 0x02 /* write transition done since mapping (the paper's processed bit) */
+#define CM_PTE_UNSAFE    0x04 /* on the local unsafe list */
+#define CM_PTE_SELF      0x08 /* on the self-notice list */
+#define CM_PTE_LISTED    0x10 /* on the dirty list (until the next release) */
+#define CM_PTE_OPEN      0x20 /* CM_CHECK_STORES: mapped read-write (a hooked store opened it) */
+#define CM_PTE_UNSEEN    0x40 /* CM_CHECK_STORES: written by a store the hooks did not see */
+
+typedef struct {
+    uint32_t *v;
+    uint64_t n;
+} cm_list_t;
+
+/*
+ * Fill (letters 1-2): how a page's data becomes reachable once the page has
+ * joined the directory's sharing set, and what dropping it undoes.
+ */
+typedef struct {
+    const char *name;
+    cm_status_t (*init)(void);
+    void (*fini)(void);
+    /* Page p just joined; its home is home (claimed_home: it just moved here, its data copied
+     * in). Makes its data reachable at its application address, still without access: the
+     * events then set the protection the write mechanism asks for. */
+    cm_status_t (*map)(uint64_t p, int home, bool claimed_home);
+    /* Page p leaves (self-invalidation): no access may see its old data afterwards. */
+    cm_status_t (*drop)(uint64_t p);
+} cm_fill_ops_t;
+
+/*
+ * Writes (letter 3; letter 4 through the merge buffer): how stores reach the
+ * page's home, and how the protocol learns which pages were written (the
+ * paper's dirty bits, for delayed write notices).
+ */
+typedef struct {
+    const char *name;
+    cm_status_t (*init)(void);
+    void (*fini)(void);
+    /* Page p is joining (home given; write: the access that faulted is a store): the
+     * protection its mapping gets. May do bookkeeping for the page. */
+    int (*joining)(uint64_t p, int home, bool write);
+    /* A store faulted on mapped page p (mapped without write permission). */
+    cm_status_t (*write_fault)(uint64_t p);
+    /* Whether inline store checks must call out for stores to page p (the shadow). */
+    bool (*armed)(uint64_t p);
+    /* The hook target of store checks, or NULL where stores need no software. */
+    void (*store)(uintptr_t addr, size_t len);
+    /* Everything written so far is on its way to the homes (release, acquire, finalize). */
+    void (*flush)(void);
+    /* Before a release processes dirty page p, and before page p is dropped. */
+    cm_status_t (*settle)(uint64_t p);
+    /* The mechanism's own counters into s; and their reset. */
+    void (*stats)(cm_stats_t *s);
+    void (*stats_reset)(void);
+} cm_write_ops_t;
+
+extern const cm_fill_ops_t cm_fill_page_ops;
+extern const cm_write_ops_t cm_write_hooks_ops;
+
+/* The protocol's state: one per process. */
+typedef struct {
+    bool                   ready;
+    bool                   init_phase;
+    bool                   check;       /* CM_CHECK_STORES (cm_store_check.c) */
+    int                    me;
+    int                    nprocs;
+    cm_variant_t           variant;
+    const cm_fill_ops_t    *fill;
+    const cm_write_ops_t   *write;
+    cm_rma_t               *rma;
+    char                   *app;        /* application view (protected page by page) */
+    char                   *net;        /* network view (always accessible, RMA target) */
+    size_t                 ps;
+    unsigned               shift;       /* log2(ps) */
+    uint64_t               npages;
+    char                   *meta_base;
+    const cm_meta_layout_t *meta;
+    cm_dir_t               dir;
+    cm_wn_t                wn;
+    cm_barrier_t           barrier;
+    cm_pte_t               *pte;
+    cm_list_t              dirty;
+    cm_list_t              unsafe;
+    cm_list_t              selfn;
+    cm_stats_t             st;
+    uint64_t               t_start;
+    char                   describe[768];
+} cm_cm_t;
+
+extern cm_cm_t cm_cm;
+
+#define CM_CHECK(expr) \
+    do { \
+        cm_status_t cm_st_ = (expr); \
+        if (cm_st_ != CM_OK) { \
+            return cm_st_; \
+        } \
+    } while (0)
+
+static inline uint64_t cm_cm_page(uintptr_t addr)
+{
+    return (addr - (uintptr_t)cm_cm.app) >> cm_cm.shift;
+}
+
+static inline char *cm_cm_app(uint64_t p)
+{
+    return cm_cm.app + (p << cm_cm.shift);
+}
+
+static inline char *cm_cm_net(uint64_t p)
+{
+    return cm_cm.net + (p << cm_cm.shift);
+}
+
+static inline void cm_list_push(cm_list_t *l, uint64_t p)
+{
+    l->v[l->n++] = (uint32_t)p;
+}
+
+/* Page p goes on the dirty list, once until the next release: the release visits it. */
+static inline void cm_cm_list_dirty(uint64_t p)
+{
+    if (!(cm_cm.pte[p].flags & CM_PTE_LISTED)) {
+        cm_cm.pte[p].flags |= CM_PTE_LISTED;
+        cm_list_push(&cm_cm.dirty, p);
+    }
+}
+
+static inline cm_status_t cm_cm_protect(uint64_t p, int prot)
+{
+    if (mprotect(cm_cm_app(p), cm_cm.ps, prot) != 0) {
+        cm_error("mprotect of shared page %" PRIu64 " failed: %s", p, strerror(errno));
+        return CM_ERR_NO_MEMORY;
+    }
+    return CM_OK;
+}
+
+#endif

@@ -1,0 +1,346 @@
+/*
+ * Writes forwarded in software (the third letter S: CHS*, NSS*): the compiler's store
+ * checks (cmcc) call out for stores to armed pages, and each stored range is
+ * doubled to the page's home: one more plain store where the home's memory is
+ * mapped here (the paper's Memory Channel doubling), else an RMA put. With a
+ * merge buffer (M) stores are marked in 64-byte lines and written through on
+ * eviction and at release; without (N) the previous store is forwarded at the
+ * next one (the check runs before its store, so the bytes are there by then).
+ *
+ * The hooks also mark written pages dirty (the paper's dirty bit), which a
+ * release turns into the write transition (delayed write notices). A page
+ * homed here whose transition is done or pending is disarmed: nothing is owed
+ * for its later stores. CM_CHECK_STORES adds a check that no store escaped
+ * the hooks (cm_store_check.c).
+ */
+#include "config.h"
+#include "src/cashmere/cm_cm_int.h"
+#include "src/cashmere/cm_store_check.h"
+#include "src/cm_fault.h"
+#include "src/cm_hooks_api.h"
+#include "src/cm_replica_heap.h"
+#include "src/cm_runtime.h"
+#include "src/cm_shadow.h"
+
+#include <stdlib.h>
+
+static struct {
+    bool             merge;       /* M: the merge buffer */
+    cm_merge_t       mb;
+    cm_merge_entry_t *mb_entries;
+    uintptr_t        pend_addr;   /* N: the last store, forwarded at the next one */
+    size_t           pend_len;
+    char             *pend_dst;   /* its home's copy when plain stores reach it, or NULL */
+    intptr_t         *home_delta; /* per rank: app address + delta = that rank's copy,
+                                     reached by plain stores; 0: through RMA puts */
+    bool             direct;      /* stores through home_delta since the last fence */
+} cm_wh;
+
+/* Must stores to page p reach the hook? Not when it is mapped, homed here (nothing to forward)
+ * and its write transition is done or pending (a later store adds nothing); always under
+ * CM_CHECK_STORES. */
+static bool cm_wh_armed(uint64_t p)
+{
+    const cm_pte_t *pte = &cm_cm.pte[p];
+    return cm_cm.check || !pte->mapped || pte->home != cm_cm.me ||
+           !(pte->flags & (CM_PTE_DIRTY | CM_PTE_PROCESSED));
+}
+
+/* ---- doubling: stores forwarded to the home ------------------------------ */
+
+/*
+ * Copies len bytes of our copy (network view) to dst, the home's copy mapped here, the way a
+ * put lands (each byte once, aligned words whole: a peer may poll the word). This is the
+ * doubled store of the paper's Memory Channel: one more store, no software in between.
+ */
+static inline void cm_wh_store_direct(char *dst, uintptr_t addr, size_t len)
+{
+    cm_rma_copy_once(dst, cm_cm.net + (addr - (uintptr_t)cm_cm.app), len);
+    cm_wh.direct = true;
+    cm_cm.st.forwarded_puts++;
+}
+
+/* Writes len bytes at app address addr (within one page) through to the page's home. */
+static void cm_wh_forward(uintptr_t addr, size_t len)
+{
+    uint64_t p = cm_cm_page(addr);
+    const cm_pte_t *pte = &cm_cm.pte[p];
+    char *net = cm_cm.net + (addr - (uintptr_t)cm_cm.app);
+    cm_status_t status;
+
+    if (!pte->mapped || pte->home == cm_cm.me) {
+        return; /* our stores went straight into the master copy */
+    }
+    if (cm_wh.home_delta[pte->home] != 0) {
+        cm_wh_store_direct((char *)addr + cm_wh.home_delta[pte->home], addr, len);
+        return;
+    }
+    /* Source: our network view of the same bytes, never protected (a later
+     * invalidation must not fault inside the transport). */
+    status = cm_rma_put_nbi(cm_cm.rma, pte->home, net, net, len);
+    if (status != CM_OK) {
+        cm_fatal(1, "write-through of %zu bytes to rank %d failed: %s", len, pte->home,
+                 cm_status_string(status));
+    }
+    cm_cm.st.forwarded_puts++;
+}
+
+static void cm_wh_forward_range(uintptr_t addr, size_t len, void *arg)
+{
+    (void)arg;
+    while (len > 0) {
+        size_t in_page = cm_cm.ps - ((addr - (uintptr_t)cm_cm.app) & (cm_cm.ps - 1));
+        size_t n = (len < in_page) ? len : in_page;
+        cm_wh_forward(addr, n);
+        addr += n;
+        len  -= n;
+    }
+}
+
+/* N: forwards the pending store, which is done by now. */
+static void cm_wh_forward_pending(void)
+{
+    if (cm_wh.pend_dst != NULL) {
+        cm_wh_store_direct(cm_wh.pend_dst, cm_wh.pend_addr, cm_wh.pend_len);
+    } else {
+        cm_wh_forward_range(cm_wh.pend_addr, cm_wh.pend_len, NULL);
+    }
+    cm_wh.pend_len = 0;
+}
+
+/* N: the store of len bytes at addr within page p, about to happen, becomes the pending one. */
+static inline void cm_wh_pend(uintptr_t addr, size_t len, uint64_t p)
+{
+    const cm_pte_t *pte = &cm_cm.pte[p];
+
+    if (pte->mapped && pte->home == cm_cm.me) {
+        return; /* the store goes straight into the master copy */
+    }
+    cm_wh.pend_addr = addr;
+    cm_wh.pend_len  = len;
+    /* Unmapped now: the store faults first and the page's home is known at forwarding. */
+    cm_wh.pend_dst = (pte->mapped && cm_wh.home_delta[pte->home] != 0)
+                         ? (char *)addr + cm_wh.home_delta[pte->home]
+                         : NULL;
+}
+
+/* Everything but the common case of cm_wh_store: marking pages dirty, the check, page spans. */
+__attribute__((noinline)) static void cm_wh_store_slow(uintptr_t addr, size_t len)
+{
+    uint64_t p0 = cm_cm_page(addr), p1 = cm_cm_page(addr + len - 1);
+
+    if (addr + len > (uintptr_t)cm_cm.app + (cm_cm.npages << cm_cm.shift)) {
+        len = (uintptr_t)cm_cm.app + (cm_cm.npages << cm_cm.shift) - addr;
+        p1  = cm_cm.npages - 1;
+    }
+    for (uint64_t p = p0; p <= p1; p++) {
+        cm_pte_t *pte = &cm_cm.pte[p];
+        pte->flags |= CM_PTE_DIRTY;
+        cm_cm_list_dirty(p);
+        if (pte->mapped && pte->home == cm_cm.me && !cm_cm.check) {
+            cm_shadow_set(p, false); /* homed here, transition pending: later stores add nothing */
+        }
+        if (cm_cm.check && pte->mapped && !(pte->flags & CM_PTE_OPEN)) {
+            /* Checked pages are read-only until a store the hooks see: this one. */
+            if (cm_cm_protect(p, PROT_READ | PROT_WRITE) != CM_OK) {
+                cm_fatal(1, "CM_CHECK_STORES: cannot open shared page %" PRIu64, p);
+            }
+            pte->flags |= CM_PTE_OPEN;
+        }
+    }
+    if (cm_cm.check) {
+        cm_sc_stored(addr, len);
+    }
+    if (cm_wh.merge) {
+        cm_merge_record(&cm_wh.mb, addr, len);
+        return;
+    }
+    if (cm_wh.pend_len != 0) {
+        cm_wh_forward_pending();
+    }
+    if (p0 == p1) {
+        cm_wh_pend(addr, len, p0);
+    } else {
+        cm_wh.pend_addr = addr; /* spans pages: forwarded page by page */
+        cm_wh.pend_len  = len;
+        cm_wh.pend_dst  = NULL;
+    }
+}
+
+/*
+ * Hook target: a store of len bytes at addr is about to happen (or, for memcpy, happened).
+ * The common case is a store within a page already marked dirty, to a home whose memory is
+ * mapped here: the previous store is copied there (N) or this one's bytes are marked in the
+ * merge buffer's current line (M). That path is a leaf; everything else is out of line.
+ */
+static void cm_wh_store(uintptr_t addr, size_t len)
+{
+    const uint8_t marked = CM_PTE_DIRTY | CM_PTE_LISTED;
+    uintptr_t off = addr - (uintptr_t)cm_cm.app;
+    uint64_t p = off >> cm_cm.shift;
+
+    cm_cm.st.doubled_stores++;
+    if (__builtin_expect(((off ^ (off + len - 1)) >> cm_cm.shift) == 0 &&
+                         (cm_cm.pte[p].flags & marked) == marked && !cm_cm.check, 1)) {
+        if (cm_wh.merge) {
+            if (cm_merge_hit(&cm_wh.mb, addr, len)) {
+                return;
+            }
+        } else if (cm_wh.pend_dst != NULL || cm_wh.pend_len == 0) {
+            if (cm_wh.pend_len != 0) {
+                cm_wh_store_direct(cm_wh.pend_dst, cm_wh.pend_addr, cm_wh.pend_len);
+            }
+            cm_wh.pend_len = 0;
+            cm_wh_pend(addr, len, p);
+            return;
+        }
+    }
+    CM_RT_ENTER(); /* the slow path may reach UCX, which may allocate */
+    cm_wh_store_slow(addr, len);
+    CM_RT_LEAVE();
+}
+
+/* Forwards everything buffered or pending (release, acquire, finalize). */
+static void cm_wh_flush(void)
+{
+    if (cm_wh.merge) {
+        cm_merge_flush(&cm_wh.mb);
+    } else if (cm_wh.pend_len != 0) {
+        cm_wh_forward_pending();
+    }
+    if (cm_wh.direct) {
+        /* Plain stores into homes' memory: ordered before the flag or notice that follows. */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        cm_wh.direct = false;
+    }
+}
+
+/* ---- CM_CHECK_STORES: no store may escape the hooks ------------------------------------ */
+
+/* Page p (just made writable) takes a store the hooks did not announce. */
+static void cm_wh_open_unseen(uint64_t p)
+{
+    cm_cm.pte[p].flags |= CM_PTE_OPEN | CM_PTE_UNSEEN;
+    cm_cm_list_dirty(p);
+    cm_sc_unseen(p, cm_fault_pc());
+}
+
+/* At a release or before the page is dropped: stops the job if page p holds a store the hooks
+ * did not see; closes it again. */
+static cm_status_t cm_wh_settle(uint64_t p)
+{
+    cm_pte_t *pte = &cm_cm.pte[p];
+
+    if (!cm_cm.check || !pte->mapped || !(pte->flags & (CM_PTE_OPEN | CM_PTE_UNSEEN))) {
+        return CM_OK;
+    }
+    cm_sc_verify(p, pte->home == cm_cm.me, pte->home, (pte->flags & CM_PTE_DIRTY) != 0);
+    if (pte->flags & CM_PTE_OPEN) {
+        CM_CHECK(cm_cm_protect(p, PROT_READ));
+    }
+    pte->flags &= (uint8_t)~(CM_PTE_OPEN | CM_PTE_UNSEEN);
+    return CM_OK;
+}
+
+/* Read-write at once: writes are seen by the hooks (delayed write notices). Under the check,
+ * read-only unless the hooks just announced a store to it. */
+static int cm_wh_joining(uint64_t p, int home, bool write)
+{
+    cm_pte_t *pte = &cm_cm.pte[p];
+    bool announced;
+
+    if (!cm_cm.check) {
+        return PROT_READ | PROT_WRITE;
+    }
+    announced = (pte->flags & CM_PTE_DIRTY) != 0;
+    cm_sc_mapped(p, home == cm_cm.me);
+    if (announced) {
+        pte->flags |= CM_PTE_OPEN;
+    } else if (write) {
+        cm_wh_open_unseen(p);
+    }
+    return (announced || write) ? PROT_READ | PROT_WRITE : PROT_READ;
+}
+
+/* Only under the check are mapped pages read-only: a store no hook announced. */
+static cm_status_t cm_wh_write_fault(uint64_t p)
+{
+    if (!cm_cm.check || (cm_cm.pte[p].flags & CM_PTE_OPEN)) {
+        cm_error("unexpected write fault: page %" PRIu64 " is mapped read-write", p);
+        return CM_ERR_INVALID;
+    }
+    CM_CHECK(cm_cm_protect(p, PROT_READ | PROT_WRITE));
+    cm_wh_open_unseen(p);
+    return CM_OK;
+}
+
+/* ---- set-up ------------------------------------------------------------------------------ */
+
+static cm_status_t cm_wh_init(void)
+{
+    const cm_config_t *cfg = &cm_rt.config;
+    const char *vname = cm_variants[cm_cm.variant].name;
+
+    memset(&cm_wh, 0, sizeof(cm_wh));
+    cm_wh.merge = (cm_variants[cm_cm.variant].merge == CM_MERGE_BUFFER);
+    if (cm_wh.merge && cfg->merge_lines == 0) {
+        cm_error("CM_MERGE_LINES=0: %s needs a merge buffer of at least one line (CHSN is a "
+                 "variant without one)", vname);
+        return CM_ERR_INVALID;
+    }
+    if (!cm_hooks_linked) {
+        cm_error("CM_VARIANT=%s forwards writes in software, but this program was built without "
+                 "the store hooks: build it with cmcc (or run its .hooks binary; cmrun picks it)",
+                 vname);
+        return CM_ERR_UNSUPPORTED;
+    }
+    cm_wh.mb_entries = calloc(cfg->merge_lines ? cfg->merge_lines : 1, sizeof(cm_merge_entry_t));
+    cm_wh.home_delta = calloc((size_t)cm_cm.nprocs, sizeof(*cm_wh.home_delta));
+    if (cm_wh.mb_entries == NULL || cm_wh.home_delta == NULL) {
+        cm_error("cashmere: out of memory for the write-through state");
+        return CM_ERR_NO_MEMORY;
+    }
+    for (int pe = 0; pe < cm_cm.nprocs; pe++) {
+        char *home = (pe == cm_cm.me) ? NULL : cm_rma_store_ptr(cm_cm.rma, pe, cm_cm.net);
+        cm_wh.home_delta[pe] = (home != NULL) ? home - cm_cm.app : 0;
+    }
+    cm_merge_init(&cm_wh.mb, cm_wh.mb_entries, (unsigned)cfg->merge_lines, cm_wh_forward_range,
+                  NULL);
+    if (cm_cm.check) {
+        CM_CHECK(cm_sc_init(cm_cm.app, cm_cm.net, cm_cm.npages, cm_cm.ps));
+    }
+    return CM_OK;
+}
+
+static void cm_wh_fini(void)
+{
+    free(cm_wh.mb_entries);
+    free(cm_wh.home_delta);
+    if (cm_cm.check) {
+        cm_sc_fini();
+    }
+}
+
+static void cm_wh_stats(cm_stats_t *s)
+{
+    s->merge_flushes = cm_wh.mb.line_flushes;
+}
+
+static void cm_wh_stats_reset(void)
+{
+    cm_wh.mb.line_flushes = 0;
+}
+
+const cm_write_ops_t cm_write_hooks_ops = {
+    .name        = "hooks",
+    .init        = cm_wh_init,
+    .fini        = cm_wh_fini,
+    .joining     = cm_wh_joining,
+    .write_fault = cm_wh_write_fault,
+    .armed       = cm_wh_armed,
+    .store       = cm_wh_store,
+    .flush       = cm_wh_flush,
+    .settle      = cm_wh_settle,
+    .stats       = cm_wh_stats,
+    .stats_reset = cm_wh_stats_reset,
+};
