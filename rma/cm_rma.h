@@ -160,6 +160,13 @@ void *cm_rma_ptr(cm_rma_t *rma, int pe, const void *addr);
  * (a fence before anything that publishes them); cm_rma_flush does not know of them.
  */
 void *cm_rma_store_ptr(cm_rma_t *rma, int pe, const void *addr);
+/*
+ * Maps [addr, addr + len) of pe's copy of a segment at dst (page aligned; whatever was
+ * mapped there is replaced), read-write, sharing pe's pages: plain loads and stores at dst
+ * reach pe's memory. CM_ERR_UNSUPPORTED where pe's memory is not mapped here (cm_rma_ptr is
+ * NULL). The caller sets the protection it wants afterwards.
+ */
+cm_status_t cm_rma_alias(cm_rma_t *rma, int pe, const void *addr, void *dst, size_t len);
 /* True if every peer's memory in every segment is directly mapped. */
 bool cm_rma_all_mapped(const cm_rma_t *rma);
 bool cm_rma_progress_thread_running(const cm_rma_t *rma);

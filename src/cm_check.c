@@ -211,6 +211,14 @@ cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size
                  cm_variants[cfg->variant].name, list);
         return CM_ERR_UNSUPPORTED;
     }
+    if (cfg->protocol == CM_PROTOCOL_CASHMERE &&
+        cm_variants[cfg->variant].fabric == CM_FABRIC_MAP &&
+        (cfg->net_latency != 0 || cfg->net_bandwidth != 0 || cfg->net_overhead != 0)) {
+        cm_error("CM_VARIANT=%s: loads and stores reach the home through a mapping, where no "
+                 "network delay can be injected (unset CM_NET_LATENCY, CM_NET_BANDWIDTH and "
+                 "CM_NET_OVERHEAD, or use a C or NS variant)", cm_variants[cfg->variant].name);
+        return CM_ERR_UNSUPPORTED;
+    }
     if (cfg->wait == CM_WAIT_BLOCK && cfg->progress_thread == CM_PROGRESS_OFF && job->nprocs > 1) {
         cm_error("CM_WAIT=block: a blocked wait hands the peers' requests to the progress thread, "
                  "and CM_PROGRESS_THREAD=off");

@@ -24,6 +24,7 @@
     _(read_faults,        "page faults on a load") \
     _(write_faults,       "page faults on a store") \
     _(pages_fetched,      "pages copied from their home") \
+    _(pages_mapped,       "pages mapped onto their home's memory (NH variants)") \
     _(home_migrations,    "pages whose home moved here on first touch") \
     _(dir_updates,        "directory read-modify-writes") \
     _(dir_retries,        "directory compare-and-swap retries") \

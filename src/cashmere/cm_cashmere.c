@@ -38,9 +38,11 @@ cm_cm_t cm_cm;
 /* The mechanisms, by the kinds the variant table names; NULL: not built yet. */
 static const cm_fill_ops_t *const cm_cm_fills[CM_FILL_COUNT] = {
     [CM_FILL_PAGE] = &cm_fill_page_ops,
+    [CM_FILL_MAP]  = &cm_fill_map_ops,
 };
 static const cm_write_ops_t *const cm_cm_writes[CM_WRITE_COUNT] = {
-    [CM_WRITE_HOOKS] = &cm_write_hooks_ops,
+    [CM_WRITE_HOOKS]  = &cm_write_hooks_ops,
+    [CM_WRITE_MAPPED] = &cm_write_mapped_ops,
 };
 
 /* Inline checks (src/cm_shadow.c): must stores to page p reach the hook? */

@@ -89,7 +89,9 @@ typedef struct {
 } cm_write_ops_t;
 
 extern const cm_fill_ops_t cm_fill_page_ops;
+extern const cm_fill_ops_t cm_fill_map_ops;
 extern const cm_write_ops_t cm_write_hooks_ops;
+extern const cm_write_ops_t cm_write_mapped_ops;
 
 /* The protocol's state: one per process. */
 typedef struct {

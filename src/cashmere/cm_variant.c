@@ -15,15 +15,16 @@ const cm_variant_info_t cm_variants[CM_VARIANT_COUNT] = {
 const cm_mechanism_info_t cm_fill_mechanisms[CM_FILL_COUNT] = {
     [CM_FILL_PAGE] = {"page", "a fault copies the whole page from its home (RMA get); reads then "
                               "hit the local copy", true},
-    [CM_FILL_MAP]  = {"map", "the page is mapped onto the home's memory: loads reach it directly",
-                      false},
+    [CM_FILL_MAP]  = {"map", "the page is mapped onto the home's memory (node-local peers): loads "
+                             "reach it directly, nothing is copied", true},
     [CM_FILL_LINE] = {"line", "instrumented loads and stores fill 64-byte lines from the home "
                               "(RMA get) on a miss", false},
 };
 
 const cm_mechanism_info_t cm_write_mechanisms[CM_WRITE_COUNT] = {
     [CM_WRITE_HOOKS]   = {"hooks", "compiler store checks forward each store to the home", true},
-    [CM_WRITE_MAPPED]  = {"mapped", "stores land in the home's memory through the mapping", false},
+    [CM_WRITE_MAPPED]  = {"mapped", "stores land in the home's memory through the mapping; a "
+                                    "write fault marks the page dirty", true},
     [CM_WRITE_OFFLOAD] = {"offload", "emulated by offload thread: page protection and twins find "
                                      "written bytes, a protocol thread forwards them", false},
 };
