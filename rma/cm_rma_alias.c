@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 cm_status_t cm_rma_alias(cm_rma_t *rma, int pe, const void *addr, void *dst, size_t len)
 {
@@ -29,7 +31,9 @@ cm_status_t cm_rma_alias(cm_rma_t *rma, int pe, const void *addr, void *dst, siz
             return CM_ERR_UNSUPPORTED;
         }
         src = seg->rbase[pe] + (a - seg->base);
-        p   = mremap(src, 0, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+        /* The system call itself: UCX's memory hooks interpose mremap() and drop the new
+         * address of MREMAP_FIXED (seen as a mapping placed at 0). */
+        p = (void *)syscall(SYS_mremap, src, (size_t)0, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
         if (p != dst) {
             cm_error("cannot map %zu bytes of rank %d's memory at %p: %s%s", len, pe, dst,
                      strerror(errno),

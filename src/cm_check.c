@@ -14,6 +14,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Whether UCX_TLS (if set) lets UCX use a shared-memory transport that maps peers' memory. */
+bool cm_check_tls_maps(void)
+{
+    const char *tls = getenv("UCX_TLS");
+    bool exclude, named = false;
+    char buf[256], *tok, *save = NULL;
+
+    if (tls == NULL || *tls == '\0') {
+        return true;
+    }
+    exclude = (tls[0] == '^');
+    snprintf(buf, sizeof(buf), "%s", tls + (exclude ? 1 : 0));
+    for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+        if (strcmp(tok, "all") == 0 || strcmp(tok, "sm") == 0 || strcmp(tok, "shm") == 0) {
+            named = named || !exclude; /* "^sm" excludes them all */
+            if (exclude) {
+                return false;
+            }
+        } else if (strcmp(tok, "posix") == 0 || strcmp(tok, "sysv") == 0) {
+            named = true;
+        }
+    }
+    /* A list names what UCX may use; an exclusion list must not leave both out. */
+    return exclude ? !(strstr(tls, "posix") && strstr(tls, "sysv")) : named;
+}
+
 int cm_check_max_procs(const cm_config_t *cfg, const char **setting, const char **reason)
 {
     if (cfg->protocol == CM_PROTOCOL_NONE) {
@@ -217,6 +243,13 @@ cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size
         cm_error("CM_VARIANT=%s: loads and stores reach the home through a mapping, where no "
                  "network delay can be injected (unset CM_NET_LATENCY, CM_NET_BANDWIDTH and "
                  "CM_NET_OVERHEAD, or use a C or NS variant)", cm_variants[cfg->variant].name);
+        return CM_ERR_UNSUPPORTED;
+    }
+    if (cfg->protocol == CM_PROTOCOL_CASHMERE && job->nprocs > 1 &&
+        cm_variants[cfg->variant].fabric == CM_FABRIC_MAP && !cm_check_tls_maps()) {
+        cm_error("CM_VARIANT=%s maps each page onto its home's memory, but UCX_TLS=%s leaves out "
+                 "the shared-memory transports (posix, sysv) that map peers' memory; use a C or "
+                 "NS variant over it", cm_variants[cfg->variant].name, getenv("UCX_TLS"));
         return CM_ERR_UNSUPPORTED;
     }
     if (cfg->wait == CM_WAIT_BLOCK && cfg->progress_thread == CM_PROGRESS_OFF && job->nprocs > 1) {

@@ -23,6 +23,9 @@ typedef struct {
 } cm_check_job_t;
 
 /* The most processes the configured protocol runs, the setting that decides it, and why. */
+/* Whether UCX_TLS (if set) lets UCX use a shared-memory transport that maps peers' memory. */
+bool cm_check_tls_maps(void);
+
 int cm_check_max_procs(const cm_config_t *cfg, const char **setting, const char **reason);
 
 /*

@@ -171,6 +171,11 @@ static const char *cm_info_variant_status(cm_variant_t v, const cm_info_caps_t *
         *why = "no transport here maps peers' memory for direct loads and stores";
         return "unavailable";
     }
+    if (r->fabric == CM_FABRIC_MAP && !cm_check_tls_maps()) {
+        *why = "UCX_TLS leaves out the shared-memory transports (posix, sysv) that map peers' "
+               "memory";
+        return "unavailable";
+    }
     if (r->fabric == CM_FABRIC_MAP) {
         *why = "between the processes of one node only (peers' memory mapped); refused where "
                "a peer is reached over a network";
@@ -190,10 +195,10 @@ static void cm_info_variants(void)
                cm_build_name(r->build), cm_fill_mechanisms[r->fill].name,
                cm_write_mechanisms[r->write].name, cm_merge_mechanisms[r->merge].name,
                (r->fabric == CM_FABRIC_MAP) ? "map" : "any");
-        if (why != NULL) {
+        if (why != NULL && strcmp(status, "available") != 0) {
             printf(" why=%s", why);
-        } else if (r->note[0] != '\0') {
-            printf(" note=%s", r->note);
+        } else if (why != NULL || r->note[0] != '\0') {
+            printf(" note=%s%s%s", why ? why : "", (why && r->note[0]) ? "; " : "", r->note);
         }
         printf("\n");
     }
