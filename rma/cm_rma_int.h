@@ -1,12 +1,16 @@
 /*
- * Internals of the one-sided layer shared by its files: the UCX backend
- * (cm_rma_ucx.c) and the waiting policy with its progress thread (cm_rma_wait.c).
+ * Internals of the one-sided layer shared by its files: the UCX lifecycle
+ * (cm_rma_ucx.c), segments (cm_rma_seg.c), data movement and its completion
+ * (cm_rma_ops.c), active messages (cm_rma_am.c) and the waiting policy with
+ * its progress thread (cm_rma_wait.c).
  */
 #ifndef CM_RMA_INT_H
 #define CM_RMA_INT_H
 
 #include "rma/cm_rma.h"
 #include "rma/cm_rma_delay.h"
+#include "src/util/cm_log.h"
+#include "src/util/cm_time.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -141,7 +145,81 @@ static inline void cm_rma_poll_end(cm_rma_t *rma)
     }
 }
 
-/* The progress thread (cm_rma_wait.c). */
+/*
+ * Shared between this layer's files only. Hidden: like the static functions
+ * they were while the backend was one file, they stay out of the library's
+ * exported symbols and are called without the PLT.
+ */
+#define CM_RMA_INTERNAL __attribute__((visibility("hidden")))
+
+/* ---- lifecycle (cm_rma_ucx.c) ---------------------------------------------- */
+
+/* A collective through the process manager: an exchange of what was put, or a fence. */
+CM_RMA_INTERNAL cm_status_t cm_rma_boot_sync(cm_rma_t *rma, bool exchange);
+
+/* ---- segments (cm_rma_seg.c) ----------------------------------------------- */
+
+/* Releases a segment's keys, mappings and registration; also one cm_rma_seg_map set up in part. */
+CM_RMA_INTERNAL void cm_rma_seg_free(cm_rma_t *rma, cm_rma_seg_t *seg);
+
+/* The segment holding [addr, addr+len), or NULL (with a message). */
+static inline cm_rma_seg_t *cm_rma_seg_find(cm_rma_t *rma, const void *addr, size_t len)
+{
+    uintptr_t a = (uintptr_t)addr;
+
+    for (int i = 0; i < rma->nsegs; i++) {
+        cm_rma_seg_t *seg = rma->segs[i];
+        if (a >= seg->base && a + len <= seg->base + seg->len && a + len >= a) {
+            return seg;
+        }
+    }
+    cm_error("address range %p+%zu is not inside a registered RMA segment", addr, len);
+    return NULL;
+}
+
+/* ---- completion and delays (cm_rma_ops.c) ----------------------------------- */
+
+/* Waits for a UCX request, progressing; op and pe (-1: none) name it in a message. */
+CM_RMA_INTERNAL cm_status_t cm_rma_req_wait(cm_rma_t *rma, ucs_status_ptr_t req, const char *op,
+                                            int pe);
+/* Non-blocking-implicit: the request completes by the next flush. */
+CM_RMA_INTERNAL cm_status_t cm_rma_req_release(ucs_status_ptr_t req, const char *op, int pe);
+
+/* Charges an operation to pe; returns when it may complete (0: no delay). */
+static inline uint64_t cm_rma_delay_begin(cm_rma_t *rma, int pe, size_t bytes)
+{
+    uint64_t now, ready, cpu_until;
+
+    if (!rma->delay.enabled || pe == rma->rank) {
+        return 0;
+    }
+    now   = cm_time_ns();
+    ready = cm_rma_delay_charge(&rma->delay, now, bytes, &cpu_until);
+    /* The overhead is CPU time of the issuer: burn it, do not sleep. */
+    while (cm_time_ns() < cpu_until) {
+        cm_rma_cpu_relax();
+    }
+    rma->stats.delay_ns += cpu_until - now;
+    return ready;
+}
+
+/* Waits, progressing, until an injected delay's completion time ready (0: none). */
+CM_RMA_INTERNAL void cm_rma_delay_until(cm_rma_t *rma, uint64_t ready);
+
+/* Makes a completion time due at the next flush of pe and of all. */
+static inline void cm_rma_delay_defer(cm_rma_t *rma, int pe, uint64_t ready)
+{
+    if (ready > rma->pending_ns[pe]) {
+        rma->pending_ns[pe] = ready;
+    }
+    if (ready > rma->pending_all_ns) {
+        rma->pending_all_ns = ready;
+    }
+}
+
+/* ---- waits (cm_rma_wait.c) ------------------------------------------------- */
+
+/* The progress thread. */
 cm_status_t cm_rma_thread_start(cm_rma_t *rma);
 void cm_rma_thread_stop(cm_rma_t *rma);
 

@@ -1,0 +1,144 @@
+/*
+ * Active messages of the one-sided layer (two-sided; the TreadMarks
+ * baseline's transport): handler registration and the receive callback,
+ * blocking sends and posts that complete in the background. Handlers run
+ * inside UCX progress; see cm_rma.h.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+#include "rma/cm_rma_int.h"
+#include "src/util/cm_log.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The wire header: who sent it (UCX does not say without a reply endpoint). */
+typedef struct {
+    uint32_t src;
+} cm_rma_am_hdr_t;
+
+static ucs_status_t cm_rma_am_recv(void *arg, const void *header, size_t header_length, void *data,
+                                   size_t length, const ucp_am_recv_param_t *param)
+{
+    struct cm_rma_am *am = arg;
+    cm_rma_am_hdr_t hdr;
+
+    if (header_length != sizeof(hdr) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+        /* Every send forces eager; anything else is a bug or a foreign sender. */
+        cm_error("active message with an unexpected form (header %zu bytes, flags 0x%" PRIx64 ")",
+                 header_length, (uint64_t)param->recv_attr);
+        return UCS_OK;
+    }
+    memcpy(&hdr, header, sizeof(hdr));
+    atomic_fetch_add_explicit(&am->rma->am_received, 1, memory_order_relaxed);
+    am->fn(am->arg, (int)hdr.src, data, length);
+    return UCS_OK;
+}
+
+cm_status_t cm_rma_am_set_handler(cm_rma_t *rma, unsigned id, cm_rma_am_handler_t fn, void *arg)
+{
+    ucp_am_handler_param_t hp = {0};
+    ucs_status_t st;
+
+    if (id >= CM_RMA_AM_MAX_ID) {
+        return CM_ERR_INVALID;
+    }
+    rma->am[id].rma = rma;
+    rma->am[id].fn  = fn;
+    rma->am[id].arg = arg;
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+    hp.id         = id;
+    hp.cb         = cm_rma_am_recv;
+    hp.arg        = &rma->am[id];
+    hp.flags      = UCP_AM_FLAG_WHOLE_MSG;
+    st = ucp_worker_set_am_recv_handler(rma->worker, &hp);
+    if (st != UCS_OK) {
+        cm_error("registering active message handler %u: %s", id, ucs_status_string(st));
+        return CM_ERR_TRANSPORT;
+    }
+    return CM_OK;
+}
+
+static void cm_rma_am_count(cm_rma_t *rma, size_t len)
+{
+    atomic_fetch_add_explicit(&rma->am_sent, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&rma->am_bytes_sent, len, memory_order_relaxed);
+}
+
+cm_status_t cm_rma_am_send(cm_rma_t *rma, int pe, unsigned id, const void *data, size_t len)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_am_hdr_t hdr = {.src = (uint32_t)rma->rank};
+    uint64_t ready;
+    cm_status_t status;
+
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags        = UCP_AM_SEND_FLAG_EAGER;
+    ready = cm_rma_delay_begin(rma, pe, len);
+    cm_rma_am_count(rma, len);
+    status = cm_rma_req_wait(rma, ucp_am_send_nbx(rma->eps[pe], id, &hdr, sizeof(hdr), data, len,
+                                                  &param), "active message", pe);
+    cm_rma_delay_until(rma, ready);
+    return status;
+}
+
+/* A posted message: header and data live here until UCX is done with them. */
+typedef struct {
+    cm_rma_am_hdr_t hdr;
+    char            data[];
+} cm_rma_am_block_t;
+
+static void cm_rma_am_post_done(void *request, ucs_status_t status, void *user_data)
+{
+    if (status != UCS_OK) {
+        cm_error("posted active message failed: %s", ucs_status_string(status));
+    }
+    free(user_data);
+    ucp_request_free(request);
+}
+
+cm_status_t cm_rma_am_post(cm_rma_t *rma, int pe, unsigned id, const void *data, size_t len)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_am_block_t *b = malloc(sizeof(*b) + len);
+    ucs_status_ptr_t req;
+    ucs_status_t st;
+
+    if (b == NULL) {
+        cm_error("active message of %zu bytes: out of memory", len);
+        return CM_ERR_NO_MEMORY;
+    }
+    b->hdr.src = (uint32_t)rma->rank;
+    memcpy(b->data, data, len);
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK |
+                         UCP_OP_ATTR_FIELD_USER_DATA;
+    param.flags        = UCP_AM_SEND_FLAG_EAGER;
+    param.cb.send      = cm_rma_am_post_done;
+    param.user_data    = b;
+    cm_rma_am_count(rma, len);
+    req = ucp_am_send_nbx(rma->eps[pe], id, &b->hdr, sizeof(b->hdr), b->data, len, &param);
+    if (UCS_PTR_IS_ERR(req)) {
+        cm_error("active message to rank %d failed: %s", pe, ucs_status_string(UCS_PTR_STATUS(req)));
+        free(b);
+        return CM_ERR_TRANSPORT;
+    }
+    if (req == NULL) {
+        free(b); /* completed at once; the callback is not called */
+        return CM_OK;
+    }
+    atomic_fetch_add_explicit(&rma->am_queued, 1, memory_order_relaxed);
+    if (rma->thread_running && !pthread_equal(pthread_self(), rma->thread)) {
+        /* Queued (the peer's FIFO is full) while the progress thread may have
+           armed already: wake it, or the message waits for the next message
+           in or our next library call. Its next arm sees the queued send. */
+        st = ucp_worker_signal(rma->worker);
+        if (st != UCS_OK) {
+            cm_warn("cannot wake the progress thread: %s", ucs_status_string(st));
+        }
+    }
+    return CM_OK;
+}

@@ -1,0 +1,472 @@
+/*
+ * Data movement of the one-sided layer: put and get (through UCX, or as
+ * copies where a peer's memory is directly mapped), atomics, fence, flush and
+ * barrier; the completion of UCX requests; the realization of injected delays
+ * (cm_rma_delay.h); the operands non-blocking operations leave with UCX; and
+ * the counters. See cm_rma.h for the contract.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+#include "rma/cm_rma_int.h"
+#include "src/util/cm_log.h"
+#include "src/util/cm_time.h"
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+
+/* ---- completion -------------------------------------------------------- */
+
+cm_status_t cm_rma_req_wait(cm_rma_t *rma, ucs_status_ptr_t req, const char *op, int pe)
+{
+    ucs_status_t st;
+    unsigned idle = 0;
+
+    if (req == NULL) {
+        return CM_OK;
+    }
+    if (UCS_PTR_IS_ERR(req)) {
+        st = UCS_PTR_STATUS(req);
+        goto err;
+    }
+    cm_rma_poll_begin(rma);
+    while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
+        if (ucp_worker_progress(rma->worker) != 0) {
+            idle = 0;
+        } else {
+            cm_rma_idle(&idle);
+        }
+    }
+    cm_rma_poll_end(rma);
+    ucp_request_free(req);
+    if (st == UCS_OK) {
+        return CM_OK;
+    }
+err:
+    if (pe >= 0) {
+        cm_error("%s to rank %d failed: %s", op, pe, ucs_status_string(st));
+    } else {
+        cm_error("%s failed: %s", op, ucs_status_string(st));
+    }
+    return CM_ERR_TRANSPORT;
+}
+
+/* Non-blocking-implicit: the request completes by the next flush. */
+cm_status_t cm_rma_req_release(ucs_status_ptr_t req, const char *op, int pe)
+{
+    if (UCS_PTR_IS_ERR(req)) {
+        cm_error("%s to rank %d failed: %s", op, pe, ucs_status_string(UCS_PTR_STATUS(req)));
+        return CM_ERR_TRANSPORT;
+    }
+    if (req != NULL) {
+        ucp_request_free(req);
+    }
+    return CM_OK;
+}
+
+/* ---- delay injection ---------------------------------------------------- */
+
+/* (cm_rma_delay_begin and cm_rma_delay_defer, on every operation's path, are inline in
+ * cm_rma_int.h.) */
+
+void cm_rma_delay_until(cm_rma_t *rma, uint64_t ready)
+{
+    uint64_t now, start;
+
+    if (ready == 0) {
+        return; /* no delay injected: do not even read the clock */
+    }
+    now = start = cm_time_ns();
+    cm_rma_poll_begin(rma);
+    while (now < ready) {
+        /* Keep serving peers while the injected latency elapses. */
+        ucp_worker_progress(rma->worker);
+        if (ready - now > 20000) {
+            sched_yield();
+        }
+        now = cm_time_ns();
+    }
+    cm_rma_poll_end(rma);
+    rma->stats.delay_ns += now - start;
+}
+
+/*
+ * Keeps an operand alive until the next flush_all (which empties the stash;
+ * a full stash flushes first).
+ */
+static uint64_t *cm_rma_stash(cm_rma_t *rma, uint64_t value, cm_status_t *status)
+{
+    *status = CM_OK;
+    if (rma->stash_used == CM_RMA_STASH) {
+        *status = cm_rma_flush_all(rma);
+    }
+    rma->stash[rma->stash_used] = value;
+    return &rma->stash[rma->stash_used++];
+}
+
+/* ---- data movement ------------------------------------------------------ */
+
+/*
+ * Completes every operation issued through UCX (so every stashed operand has
+ * been read): flush_all, and the first direct copy after a fence. A copy to or
+ * from directly mapped memory happens when it is issued, while UCX may still
+ * hold an earlier operation (e.g. an early atomic between two processes, until
+ * the target progresses). A directory get fenced behind the entry lock's swap
+ * once read the entry before the swap had taken the lock, and the update of
+ * the holder was lost.
+ */
+static cm_status_t cm_rma_ucx_complete(cm_rma_t *rma, const char *what)
+{
+    ucp_request_param_t param = {0};
+    cm_status_t status;
+
+    status = cm_rma_req_wait(rma, ucp_worker_flush_nbx(rma->worker, &param), what, -1);
+    if (status == CM_OK) {
+        rma->ucx_pending   = false;
+        rma->fence_pending = false;
+        rma->stash_used    = 0;
+    }
+    return status;
+}
+
+/*
+ * Put or get, blocking or non-blocking-implicit. The injected delay of a get
+ * is waited for before it returns; that of a put is due at the flush that
+ * makes it visible, as is that of any *_nbi operation.
+ */
+static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const void *addr,
+                                      size_t len, bool put, bool blocking)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, len);
+    const char *what = put ? "put" : "get";
+    ucs_status_ptr_t req;
+    uint64_t ready;
+    cm_status_t status;
+
+    if (seg == NULL) {
+        return CM_ERR_INVALID;
+    }
+    ready = cm_rma_delay_begin(rma, pe, len);
+    if (seg->rbase[pe] != NULL) {
+        if (rma->fence_pending && (status = cm_rma_ucx_complete(rma, "fence")) != CM_OK) {
+            return status;
+        }
+        /*
+         * Directly mapped node-local memory (our memfd mapping, or UCX's rkey_ptr
+         * of an atomic segment): the copy is the transfer. Newer UCX serves
+         * node-local gets through cma (a system call, 1.5 us per 4 KiB on a
+         * 16-core host) even where the memory is mappable. Atomics stay with UCX,
+         * which performs them with CPU atomics on the same mapping.
+         */
+        char *remote = seg->rbase[pe] + ((uintptr_t)addr - seg->base);
+        if (put) {
+            rma->stats.puts++;
+            rma->stats.bytes_put += len;
+            cm_rma_copy_once(remote, local, len);
+            rma->direct_pending = true;
+            if (ready != 0) {
+                cm_rma_delay_defer(rma, pe, ready);
+            }
+        } else {
+            rma->stats.gets++;
+            rma->stats.bytes_got += len;
+            memcpy(local, remote, len);
+            if (blocking) {
+                cm_rma_delay_until(rma, ready);
+            } else if (ready != 0) {
+                cm_rma_delay_defer(rma, pe, ready);
+            }
+        }
+        return CM_OK;
+    }
+    /* A put completes only locally here, a get_nbi not at all: both need a flush. */
+    rma->ucx_pending |= put || !blocking;
+    if (put) {
+        rma->stats.puts++;
+        rma->stats.bytes_put += len;
+        req = ucp_put_nbx(rma->eps[pe], local, len, (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
+                          &param);
+    } else {
+        rma->stats.gets++;
+        rma->stats.bytes_got += len;
+        req = ucp_get_nbx(rma->eps[pe], local, len, (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
+                          &param);
+    }
+    if (!blocking) {
+        if (ready != 0) {
+            cm_rma_delay_defer(rma, pe, ready);
+        }
+        return cm_rma_req_release(req, what, pe);
+    }
+    status = cm_rma_req_wait(rma, req, what, pe);
+    if (put && ready != 0) {
+        cm_rma_delay_defer(rma, pe, ready);
+    } else {
+        cm_rma_delay_until(rma, ready);
+    }
+    return status;
+}
+
+cm_status_t cm_rma_put(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len)
+{
+    return cm_rma_xfer(rma, pe, (void *)src, addr, len, true, true);
+}
+
+cm_status_t cm_rma_put_nbi(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len)
+{
+    return cm_rma_xfer(rma, pe, (void *)src, addr, len, true, false);
+}
+
+cm_status_t cm_rma_put_u64_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value)
+{
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, sizeof(uint64_t));
+    uint64_t ready, *reply;
+    cm_status_t status;
+
+    if (seg == NULL || ((uintptr_t)addr & 7) != 0) {
+        return CM_ERR_INVALID;
+    }
+    if (seg->rbase[pe] == NULL) {
+        /*
+         * Through UCX the target applies a put with memcpy, possibly in its
+         * progress thread while its application thread polls the word: the
+         * double store of cm_rma_copy_once's comment again. An atomic swap
+         * lands as one store.
+         */
+        reply = cm_rma_stash(rma, 0, &status);
+        if (status != CM_OK) {
+            return status;
+        }
+        return cm_rma_swap_nbi(rma, pe, addr, value, reply);
+    }
+    ready = cm_rma_delay_begin(rma, pe, sizeof(uint64_t));
+    if (ready != 0) {
+        cm_rma_delay_defer(rma, pe, ready);
+    }
+    rma->stats.puts++;
+    rma->stats.bytes_put += sizeof(uint64_t);
+    if (rma->fence_pending && (status = cm_rma_ucx_complete(rma, "fence")) != CM_OK) {
+        return status;
+    }
+    __atomic_store_n((uint64_t *)(void *)(seg->rbase[pe] + ((uintptr_t)addr - seg->base)), value,
+                     __ATOMIC_RELAXED);
+    rma->direct_pending = true;
+    cm_rma_wake_peer(rma, pe); /* it may sleep on this word */
+    return CM_OK;
+}
+
+cm_status_t cm_rma_get(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len)
+{
+    return cm_rma_xfer(rma, pe, dst, addr, len, false, true);
+}
+
+cm_status_t cm_rma_get_nbi(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len)
+{
+    return cm_rma_xfer(rma, pe, dst, addr, len, false, false);
+}
+
+/*
+ * A fetching atomic: operand in `value`, old value out in *result. For CSWAP,
+ * UCX takes the compare value as the operand and the new value in the reply
+ * buffer (ucp.h, "Atomic Operations Semantic").
+ */
+static cm_status_t cm_rma_atomic_fetch(cm_rma_t *rma, ucp_atomic_op_t op, const char *what, int pe,
+                                       uint64_t *addr, uint64_t value, uint64_t *result)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, sizeof(uint64_t));
+    uint64_t ready;
+    cm_status_t status;
+
+    if (seg == NULL) {
+        return CM_ERR_INVALID;
+    }
+    if (seg->kind != CM_RMA_SEG_ATOMIC) {
+        cm_error("%s on %s: atomics need a CM_RMA_SEG_ATOMIC segment", what, seg->name);
+        return CM_ERR_UNSUPPORTED;
+    }
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
+    param.reply_buffer = result;
+    ready  = cm_rma_delay_begin(rma, pe, sizeof(uint64_t));
+    status = cm_rma_req_wait(rma, ucp_atomic_op_nbx(rma->eps[pe], op, &value, 1,
+                                                    (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
+                                                    &param), what, pe);
+    rma->stats.atomics++;
+    cm_rma_delay_until(rma, ready);
+    return status;
+}
+
+cm_status_t cm_rma_swap(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
+{
+    return cm_rma_atomic_fetch(rma, UCP_ATOMIC_OP_SWAP, "atomic swap", pe, addr, value, old);
+}
+
+cm_status_t cm_rma_cswap(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t compare, uint64_t value,
+                         uint64_t *old)
+{
+    *old = value;
+    return cm_rma_atomic_fetch(rma, UCP_ATOMIC_OP_CSWAP, "atomic compare-and-swap", pe, addr,
+                               compare, old);
+}
+
+cm_status_t cm_rma_fadd(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
+{
+    return cm_rma_atomic_fetch(rma, UCP_ATOMIC_OP_ADD, "atomic fetch-and-add", pe, addr, value, old);
+}
+
+cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, sizeof(uint64_t));
+    uint64_t ready, *operand;
+    cm_status_t status;
+
+    if (seg == NULL) {
+        return CM_ERR_INVALID;
+    }
+    if (seg->kind != CM_RMA_SEG_ATOMIC) {
+        cm_error("atomic swap on %s: atomics need a CM_RMA_SEG_ATOMIC segment", seg->name);
+        return CM_ERR_UNSUPPORTED;
+    }
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
+    param.reply_buffer = old;
+    operand = cm_rma_stash(rma, value, &status);
+    if (status != CM_OK) {
+        return status;
+    }
+    ready = cm_rma_delay_begin(rma, pe, sizeof(uint64_t));
+    if (ready != 0) {
+        cm_rma_delay_defer(rma, pe, ready);
+    }
+    rma->stats.atomics++;
+    rma->ucx_pending = true;
+    return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_SWAP, operand, 1,
+                                                (uint64_t)(uintptr_t)addr, seg->rkeys[pe], &param),
+                              "atomic swap", pe);
+}
+
+cm_status_t cm_rma_fence(cm_rma_t *rma)
+{
+    ucs_status_t st;
+
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    /* Copies issued before are done; UCX operations issued before are not, necessarily. */
+    rma->fence_pending = rma->ucx_pending;
+    st = ucp_worker_fence(rma->worker);
+    if (st != UCS_OK) {
+        cm_error("fence failed: %s", ucs_status_string(st));
+        return CM_ERR_TRANSPORT;
+    }
+    return CM_OK;
+}
+
+cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, sizeof(uint64_t));
+    uint64_t ready, *operand;
+    cm_status_t status;
+
+    if (seg == NULL) {
+        return CM_ERR_INVALID;
+    }
+    if (seg->kind != CM_RMA_SEG_ATOMIC) {
+        cm_error("atomic add on %s: atomics need a CM_RMA_SEG_ATOMIC segment", seg->name);
+        return CM_ERR_UNSUPPORTED;
+    }
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+    param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
+    operand = cm_rma_stash(rma, value, &status);
+    if (status != CM_OK) {
+        return status;
+    }
+    ready = cm_rma_delay_begin(rma, pe, sizeof(uint64_t));
+    if (ready != 0) {
+        cm_rma_delay_defer(rma, pe, ready);
+    }
+    rma->stats.atomics++;
+    rma->ucx_pending = true;
+    return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_ADD, operand, 1,
+                                                (uint64_t)(uintptr_t)addr, seg->rkeys[pe], &param),
+                              "atomic add", pe);
+}
+
+cm_status_t cm_rma_flush(cm_rma_t *rma, int pe)
+{
+    ucp_request_param_t param = {0};
+    cm_status_t status;
+
+    /* Copies into directly mapped memory are ordered before what follows. */
+    if (rma->direct_pending) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        rma->direct_pending = false;
+    }
+
+    if (rma->ucx_pending) {
+        status = cm_rma_req_wait(rma, ucp_ep_flush_nbx(rma->eps[pe], &param), "flush", pe);
+        rma->stats.flushes++;
+    } else {
+        status = CM_OK; /* nothing issued through UCX since the last flush of all */
+    }
+    if (rma->pending_ns[pe] != 0) {
+        cm_rma_delay_until(rma, rma->pending_ns[pe]);
+        rma->pending_ns[pe] = 0;
+    }
+    return status;
+}
+
+cm_status_t cm_rma_flush_all(cm_rma_t *rma)
+{
+    cm_status_t status;
+
+    if (rma->direct_pending) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        rma->direct_pending = false;
+    }
+
+    /* The protocol flushes at every acquire and release, mostly with nothing in flight. */
+    if (rma->ucx_pending) {
+        status = cm_rma_ucx_complete(rma, "flush of all ranks");
+        rma->stats.flushes++;
+    } else {
+        status          = CM_OK;
+        rma->stash_used = 0; /* nothing in UCX reads an operand */
+    }
+    if (rma->pending_all_ns != 0) {
+        cm_rma_delay_until(rma, rma->pending_all_ns);
+        rma->pending_all_ns = 0;
+        memset(rma->pending_ns, 0, (size_t)rma->nprocs * sizeof(*rma->pending_ns));
+    }
+    return status;
+}
+
+cm_status_t cm_rma_barrier(cm_rma_t *rma)
+{
+    cm_status_t status = cm_rma_flush_all(rma);
+
+    if (status != CM_OK) {
+        return status;
+    }
+    return cm_rma_boot_sync(rma, false);
+}
+
+/* ---- counters ----------------------------------------------------------- */
+
+void cm_rma_get_stats(const cm_rma_t *rma, cm_rma_stats_t *stats)
+{
+    *stats = rma->stats;
+    stats->am_sent       = atomic_load_explicit(&((cm_rma_t *)rma)->am_sent, memory_order_relaxed);
+    stats->am_bytes_sent = atomic_load_explicit(&((cm_rma_t *)rma)->am_bytes_sent,
+                                                memory_order_relaxed);
+    stats->am_received   = atomic_load_explicit(&((cm_rma_t *)rma)->am_received,
+                                                memory_order_relaxed);
+    stats->am_queued     = atomic_load_explicit(&((cm_rma_t *)rma)->am_queued,
+                                                memory_order_relaxed);
+    stats->progress_wakeups = atomic_load_explicit(&((cm_rma_t *)rma)->wakeups,
+                                                   memory_order_relaxed);
+    stats->wait_blocks = atomic_load_explicit(&((cm_rma_t *)rma)->wait_blocks, memory_order_relaxed);
+    stats->wait_missed = atomic_load_explicit(&((cm_rma_t *)rma)->wait_missed, memory_order_relaxed);
+}
