@@ -66,6 +66,12 @@ for v in $(compgen -e | grep -E '^(CM|UCX)_'); do unset "$v"; done
 VARIANTS_SHM=$(UCX_TLS=posix,sysv,self "$CM_INFO" --variants) || die "$CM_INFO --variants failed"
 VARIANTS_TCP=$(UCX_TLS=tcp "$CM_INFO" --variants) || die "$CM_INFO --variants failed"
 ALL_SETTINGS="$(awk '$2 == "available" {printf "%s/cas %s/mcs ", $1, $1}' <<< "$VARIANTS_SHM")treadmarks"
+# has_column SETTING KEY=VALUE: whether the setting's variant has that column in the table.
+has_column() {
+    case "$1" in treadmarks) return 1 ;; esac
+    awk -v v="${1%/*}" -v kv="$2" '$1 == v { for (i = 3; i <= NF; i++) if ($i == kv) found = 1 }
+        END {exit !found}' <<< "$VARIANTS_SHM"
+}
 # runs_over SETTING TRANSPORT: whether the variant of the setting runs over that transport.
 runs_over() {
     case "$1" in treadmarks) return 0 ;; esac
@@ -182,9 +188,14 @@ make_cmd() {
     e+=("${senv[@]}")
     # The injected delays shift when remote operations complete relative to each other.
     # shellcheck disable=SC2086 # the list is split on purpose
-    pick $delays; [ "$r" = 0 ] || e+=("CM_NET_LATENCY=$r")
-    draw 4; if [ "$r" = 0 ]; then pick 1us 5us; e+=("CM_NET_OVERHEAD=$r"); fi
-    draw 8; if [ "$r" = 0 ]; then pick 100MB 1GB; e+=("CM_NET_BANDWIDTH=$r"); fi
+    # Not where loads and stores reach homes through a mapping (fabric=map): no delay applies
+    # there, and the variant refuses them. The draws are made all the same, so that the other
+    # draws of the run stay what they are.
+    local d=()
+    pick $delays; [ "$r" = 0 ] || d+=("CM_NET_LATENCY=$r")
+    draw 4; if [ "$r" = 0 ]; then pick 1us 5us; d+=("CM_NET_OVERHEAD=$r"); fi
+    draw 8; if [ "$r" = 0 ]; then pick 100MB 1GB; d+=("CM_NET_BANDWIDTH=$r"); fi
+    has_column "$s" fabric=map || e+=("${d[@]}")
     # The progress thread changes who serves peers and when: shared memory runs without one by
     # default, TCP with one; each sometimes the other way.
     draw 4; if [ "$r" = 0 ]; then
@@ -201,8 +212,8 @@ make_cmd() {
         draw 4; [ "$r" != 0 ] || e+=(CM_UNSAFE_THRESHOLD=0)  # every weak page unsafe
         draw 4; [ "$r" != 0 ] || { pick 2 4; e+=("CM_WN_RING=$r"); }  # notice ring overflows
         draw 6; [ "$r" != 0 ] || e+=(CM_FIRST_TOUCH=no)      # homes stay round-robin
-        # Only the *SM variants have a merge buffer; with one line nearly every store evicts.
-        if [[ "$s" == ???M/* ]]; then draw 4; [ "$r" != 0 ] || e+=(CM_MERGE_LINES=1); fi
+        # Only variants with a merge buffer; with one line nearly every store evicts.
+        if has_column "$s" merge=buffer; then draw 4; [ "$r" != 0 ] || e+=(CM_MERGE_LINES=1); fi
     fi
     cmd=(env "${e[@]}" "$CMRUN" -n "$n" "$LITMUS" "$c" --iters "$iters" --seed "$lseed")
 }

@@ -69,13 +69,18 @@ expect_ok env CM_DIRECTORY=cas "$CM_INFO" --check -n 24
 expect_fail env CM_DIRECTORY=cas "$CM_INFO" --check -n 25
 
 note "a variant that is not implemented is refused by cmrun, from the variant table"
-run 30 env CM_VARIANT=NHHM "$CMRUN" -n 2 "$MP/mp_init" info
-[ "$rc" -ne 0 ] || fail "NHHM accepted"
 implemented=$("$CM_INFO" --variants | awk '$2 != "not-implemented" {print $1}' | paste -sd, | sed 's/,/, /g')
 [ -n "$implemented" ] || fail "cm_info --variants lists no implemented variant"
-[ "$(count_out "^cashmere: error: CM_VARIANT=NHHM is not implemented yet \(implemented: $implemented\)$")" -eq 1 ] ||
-    fail "not exactly one line from cmrun"
-[ "$(count_out '^cashmere\[|UCX')" -eq 0 ] || fail "the job started"
+missing=$("$CM_INFO" --variants | awk '$2 == "not-implemented" {print $1; exit}')
+if [ -n "$missing" ]; then
+    run 30 env CM_VARIANT=$missing "$CMRUN" -n 2 "$MP/mp_init" info
+    [ "$rc" -ne 0 ] || fail "$missing accepted"
+    [ "$(count_out "^cashmere: error: CM_VARIANT=$missing is not implemented yet \(implemented: $implemented\)$")" -eq 1 ] ||
+        fail "not exactly one line from cmrun"
+    [ "$(count_out '^cashmere\[|UCX')" -eq 0 ] || fail "the job started"
+else
+    echo "(every variant of the table is implemented: no refusal to check)"
+fi
 expect_ok "$CM_INFO" --variants
 [ "$(count_out '^[CN][HS][HS][MN] (available|unavailable|not-implemented) build=(plain|stores|accesses) fill=[a-z]+ write=[a-z]+ merge=[a-z]+ fabric=(any|map)( (why|note)=.+)?$')" -eq 10 ] ||
     fail "cm_info --variants: not one line per variant of the table"

@@ -50,4 +50,10 @@ expect_fail "$SB" --reps 0
 expect_out 'scoreboard: error: --reps needs a positive number'
 expect_fail "$SB" --settings "CHSM bogus"
 expect_out "unknown setting 'bogus'"
+missing=$("$CM_INFO" --variants | awk '$2 != "available" {print $1; exit}')
+if [ -n "$missing" ]; then
+    note "a variant of the table this machine cannot run is refused with the reason"
+    expect_fail "$SB" --settings "$missing"
+    expect_out "scoreboard: error: variant $missing cannot run here: .+"
+fi
 echo PASS

@@ -1,5 +1,6 @@
 /* Unit tests: CM_* configuration parsing, unknown-name detection, dump. */
 #include "config.h"
+#include "src/cashmere/cm_variant.h"
 #include "src/cm_check.h"
 #include "src/util/cm_config.h"
 
@@ -285,6 +286,7 @@ START_TEST(test_check_job)
 {
     char *env[] = {"CM_SHARED_SIZE=1t", NULL};
     char *nhhm[] = {"CM_VARIANT=NHHM", NULL};
+    char *nhhm_delay[] = {"CM_VARIANT=NHHM", "CM_NET_LATENCY=1us", NULL};
     char *cas[] = {"CM_DIRECTORY=cas", NULL};
     cm_config_t cfg;
     cm_check_job_t job = {.nprocs = 2};
@@ -323,8 +325,26 @@ START_TEST(test_check_job)
     ck_assert_int_eq(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
     cm_config_release(&cfg);
 
+    /* A variant whose mechanisms are not built is refused. */
+    for (int v = 0; v < CM_VARIANT_COUNT; v++) {
+        char setting[32];
+        char *venv[] = {setting, NULL};
+        if (cm_variant_implemented((cm_variant_t)v)) {
+            continue;
+        }
+        snprintf(setting, sizeof(setting), "CM_VARIANT=%s", cm_variants[v].name);
+        ck_assert_int_eq(cm_config_load(&cfg, venv, err, sizeof(err)), CM_OK);
+        job.nprocs = 2;
+        ck_assert_int_eq(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_ERR_UNSUPPORTED);
+        cm_config_release(&cfg);
+    }
+    /* A map variant under injected delays is refused; without them it passes the check. */
     ck_assert_int_eq(cm_config_load(&cfg, nhhm, err, sizeof(err)), CM_OK);
     job.nprocs = 2;
+    ck_assert_int_eq(cm_check_job(&cfg, &job, 4096, &meta, &layout),
+                     cm_variant_implemented(CM_VARIANT_NHHM) ? CM_OK : CM_ERR_UNSUPPORTED);
+    cm_config_release(&cfg);
+    ck_assert_int_eq(cm_config_load(&cfg, nhhm_delay, err, sizeof(err)), CM_OK);
     ck_assert_int_eq(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_ERR_UNSUPPORTED);
     cm_config_release(&cfg);
 }
