@@ -1,6 +1,6 @@
 /*
  * Lazy diff creation with twins that span intervals, as the TreadMarks
- * baseline implements it (src/cm_treadmarks.c: tm_make_diff, tm_invalidate,
+ * baseline implements it (treadmarks/cm_treadmarks.c: tm_make_diff, tm_invalidate,
  * tm_validate, tm_fault, the lock grant), checked with SPIN
  * (tests/model/run.sh).
  *
