@@ -142,7 +142,8 @@ check ring-probe-3 ring-wait "$(reached 3)" 3
 
 # TreadMarks' lazy diffs: the rule passes; the combined diff at every notice it covers (the
 # old rule), no diff when a foreign notice arrives, and a diff only when there is a twin
-# (src/cm_treadmarks.c's tm_invalidate as of this model) each lose a lock-protected update.
+# (tm_invalidate before commit 47aaefd, then in src/cm_treadmarks.c) each lose a lock-protected
+# update.
 # Probes: a twin encoded for 2 intervals, an empty diff applied, a request that encodes
 # writes of an open interval, an encode for a foreign notice, a cold copy, a grant that ends
 # an interval inside a critical section, a store that faults again.

@@ -1,7 +1,7 @@
 /*
  * Lazy diff creation with twins that span intervals, as the TreadMarks
- * baseline implements it (treadmarks/cm_treadmarks.c: tm_make_diff, tm_invalidate,
- * tm_validate, tm_fault, the lock grant), checked with SPIN
+ * baseline implements it (treadmarks/cm_tmk_pages.c: tm_make_diff, tm_invalidate,
+ * cm_tmk_validate, cm_tmk_fault; cm_tmk_locks.c: the lock grant), checked with SPIN
  * (tests/model/run.sh).
  *
  * Three processes share one page of NW words; word l is protected by lock l
@@ -32,7 +32,7 @@
  * at an acquire: the page is write-protected, the twin compared with the
  * copy and freed, the diff attached to the oldest own notice still without
  * one, the later ones get empty diffs. An access to an invalid page
- * (tm_validate) copies the manager's page if it has none, fetches the
+ * (cm_tmk_validate) copies the manager's page if it has none, fetches the
  * missing diffs, then applies every known, unapplied notice in an order
  * consistent with happened-before (any such order: the code's vector-time
  * sums are one; VTSUM restricts the choice to the code's order, ties free).
@@ -167,7 +167,7 @@ bit held[NLOCK];
 byte ghost[NW];                     /* the last value written under lock l */
 
 /*
- * tm_new_interval for process c: if the page was written, a new interval
+ * cm_tmk_new_interval for process c: if the page was written, a new interval
  * with one notice, no diff yet; the page is write-protected, the twin kept.
  */
 inline new_interval(c) {
@@ -267,7 +267,7 @@ inline make_diff(c) {
 }
 
 /*
- * tm_incorporate of what granter g knows, at me: every new foreign notice of
+ * cm_tmk_incorporate of what granter g knows, at me: every new foreign notice of
  * the page encodes our twin (tm_invalidate), then invalidates the copy.
  */
 inline incorporate(g) {
@@ -427,7 +427,7 @@ inline apply_one() {
 }
 
 /*
- * tm_validate: the manager's page if we have none, the missing diffs (one
+ * cm_tmk_validate: the manager's page if we have none, the missing diffs (one
  * request per creator, served in any order while we wait), then every known
  * unapplied notice in happened-before order.
  */
