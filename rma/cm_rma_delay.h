@@ -38,14 +38,17 @@ void cm_rma_delay_init(cm_rma_delay_t *d, uint64_t latency_ns, double bandwidth,
 static inline uint64_t cm_rma_delay_charge(cm_rma_delay_t *d, uint64_t now, size_t bytes,
                                            uint64_t *cpu_until)
 {
-    uint64_t start = now + d->overhead_ns;
+    uint64_t start, end, busy = __atomic_load_n(&d->link_free_ns, __ATOMIC_RELAXED);
 
-    *cpu_until = start;
-    if (d->link_free_ns > start) {
-        start = d->link_free_ns;
-    }
-    d->link_free_ns = start + (uint64_t)((double)bytes * d->ns_per_byte + 0.5);
-    return d->link_free_ns + d->latency_ns;
+    *cpu_until = now + d->overhead_ns;
+    /* Two threads may issue (the application's and an offload thread): the link's queue is
+     * updated atomically, so neither's bytes are lost from it. */
+    do {
+        start = (busy > *cpu_until) ? busy : *cpu_until;
+        end   = start + (uint64_t)((double)bytes * d->ns_per_byte + 0.5);
+    } while (!__atomic_compare_exchange_n(&d->link_free_ns, &busy, end, false, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    return end + d->latency_ns;
 }
 
 #endif

@@ -31,6 +31,10 @@ typedef struct {
  * (events wake it; the progress thread through self_fd). */
 enum { CM_RMA_SLEEP_NONE, CM_RMA_SLEEP_FUTEX, CM_RMA_SLEEP_EVENTS };
 
+/* Counters of operations: several threads may issue them (the application's, an offload
+ * thread's), so they are added atomically. */
+#define CM_RMA_COUNT(field, n) __atomic_fetch_add(&(field), (n), __ATOMIC_RELAXED)
+
 #define CM_RMA_MAX_SEGS 8
 /* Operands of non-blocking operations: UCX may read them after the call returns. */
 #define CM_RMA_STASH    1024
@@ -199,7 +203,7 @@ static inline uint64_t cm_rma_delay_begin(cm_rma_t *rma, int pe, size_t bytes)
     while (cm_time_ns() < cpu_until) {
         cm_rma_cpu_relax();
     }
-    rma->stats.delay_ns += cpu_until - now;
+    CM_RMA_COUNT(rma->stats.delay_ns, cpu_until - now);
     return ready;
 }
 

@@ -87,7 +87,7 @@ void cm_rma_delay_until(cm_rma_t *rma, uint64_t ready)
         now = cm_time_ns();
     }
     cm_rma_poll_end(rma);
-    rma->stats.delay_ns += now - start;
+    CM_RMA_COUNT(rma->stats.delay_ns, now - start);
 }
 
 /*
@@ -161,16 +161,16 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
          */
         char *remote = seg->rbase[pe] + ((uintptr_t)addr - seg->base);
         if (put) {
-            rma->stats.puts++;
-            rma->stats.bytes_put += len;
+            CM_RMA_COUNT(rma->stats.puts, 1);
+            CM_RMA_COUNT(rma->stats.bytes_put, len);
             cm_rma_copy_once(remote, local, len);
             rma->direct_pending = true;
             if (ready != 0) {
                 cm_rma_delay_defer(rma, pe, ready);
             }
         } else {
-            rma->stats.gets++;
-            rma->stats.bytes_got += len;
+            CM_RMA_COUNT(rma->stats.gets, 1);
+            CM_RMA_COUNT(rma->stats.bytes_got, len);
             memcpy(local, remote, len);
             if (blocking) {
                 cm_rma_delay_until(rma, ready);
@@ -183,13 +183,13 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
     /* A put completes only locally here, a get_nbi not at all: both need a flush. */
     rma->ucx_pending |= put || !blocking;
     if (put) {
-        rma->stats.puts++;
-        rma->stats.bytes_put += len;
+        CM_RMA_COUNT(rma->stats.puts, 1);
+        CM_RMA_COUNT(rma->stats.bytes_put, len);
         req = ucp_put_nbx(rma->eps[pe], local, len, (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
                           &param);
     } else {
-        rma->stats.gets++;
-        rma->stats.bytes_got += len;
+        CM_RMA_COUNT(rma->stats.gets, 1);
+        CM_RMA_COUNT(rma->stats.bytes_got, len);
         req = ucp_get_nbx(rma->eps[pe], local, len, (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
                           &param);
     }
@@ -244,8 +244,8 @@ cm_status_t cm_rma_put_u64_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t v
     if (ready != 0) {
         cm_rma_delay_defer(rma, pe, ready);
     }
-    rma->stats.puts++;
-    rma->stats.bytes_put += sizeof(uint64_t);
+    CM_RMA_COUNT(rma->stats.puts, 1);
+    CM_RMA_COUNT(rma->stats.bytes_put, sizeof(uint64_t));
     if (rma->fence_pending && (status = cm_rma_ucx_complete(rma, "fence")) != CM_OK) {
         return status;
     }
@@ -293,7 +293,7 @@ static cm_status_t cm_rma_atomic_fetch(cm_rma_t *rma, ucp_atomic_op_t op, const 
     status = cm_rma_req_wait(rma, ucp_atomic_op_nbx(rma->eps[pe], op, &value, 1,
                                                     (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
                                                     &param), what, pe);
-    rma->stats.atomics++;
+    CM_RMA_COUNT(rma->stats.atomics, 1);
     cm_rma_delay_until(rma, ready);
     return status;
 }
@@ -341,7 +341,7 @@ cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t valu
     if (ready != 0) {
         cm_rma_delay_defer(rma, pe, ready);
     }
-    rma->stats.atomics++;
+    CM_RMA_COUNT(rma->stats.atomics, 1);
     rma->ucx_pending = true;
     return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_SWAP, operand, 1,
                                                 (uint64_t)(uintptr_t)addr, seg->rkeys[pe], &param),
@@ -387,7 +387,7 @@ cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value
     if (ready != 0) {
         cm_rma_delay_defer(rma, pe, ready);
     }
-    rma->stats.atomics++;
+    CM_RMA_COUNT(rma->stats.atomics, 1);
     rma->ucx_pending = true;
     return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_ADD, operand, 1,
                                                 (uint64_t)(uintptr_t)addr, seg->rkeys[pe], &param),
@@ -407,7 +407,7 @@ cm_status_t cm_rma_flush(cm_rma_t *rma, int pe)
 
     if (rma->ucx_pending) {
         status = cm_rma_req_wait(rma, ucp_ep_flush_nbx(rma->eps[pe], &param), "flush", pe);
-        rma->stats.flushes++;
+        CM_RMA_COUNT(rma->stats.flushes, 1);
     } else {
         status = CM_OK; /* nothing issued through UCX since the last flush of all */
     }
@@ -430,7 +430,7 @@ cm_status_t cm_rma_flush_all(cm_rma_t *rma)
     /* The protocol flushes at every acquire and release, mostly with nothing in flight. */
     if (rma->ucx_pending) {
         status = cm_rma_ucx_complete(rma, "flush of all ranks");
-        rma->stats.flushes++;
+        CM_RMA_COUNT(rma->stats.flushes, 1);
     } else {
         status          = CM_OK;
         rma->stash_used = 0; /* nothing in UCX reads an operand */

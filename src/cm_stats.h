@@ -17,7 +17,8 @@
     _(barrier_ns,    "waiting in barriers (dissemination rounds)") \
     _(release_ns,    "in releases (write-through flush, delayed notices)") \
     _(acquire_ns,    "in acquires (notice drain, self-invalidation)") \
-    _(handler_ns,    "TreadMarks: serving requests while the application computed (interrupts)")
+    _(handler_ns,    "TreadMarks: serving requests while the application computed (interrupts)") \
+    _(offload_cpu_ns, "CPU time of the offload thread (CHH*, NSH*: emulating the snooping interface)")
 
 /* Counts. */
 #define CM_STATS_COUNTERS(_) \
@@ -39,6 +40,7 @@
     _(doubled_stores,     "shared stores forwarded to homes (hook calls)") \
     _(forwarded_puts,     "write-through transfers to homes") \
     _(merge_flushes,      "merge-buffer lines written through") \
+    _(offload_passes,     "passes of the offload thread over its pages (CHH*, NSH*)") \
     _(lock_acquires_local,  "lock acquires, lock homed here") \
     _(lock_acquires_remote, "lock acquires, lock homed elsewhere") \
     _(barriers,           "barriers") \

@@ -43,6 +43,7 @@ static const cm_fill_ops_t *const cm_cm_fills[CM_FILL_COUNT] = {
 static const cm_write_ops_t *const cm_cm_writes[CM_WRITE_COUNT] = {
     [CM_WRITE_HOOKS]  = &cm_write_hooks_ops,
     [CM_WRITE_MAPPED] = &cm_write_mapped_ops,
+    [CM_WRITE_OFFLOAD] = &cm_write_offload_ops,
 };
 
 /* Inline checks (src/cm_shadow.c): must stores to page p reach the hook? */
@@ -162,6 +163,9 @@ static cm_status_t cm_cm_invalidate(uint64_t p)
         CM_CHECK(cm_cm_write_transition(p));
     }
     CM_CHECK(cm_cm.fill->drop(p));
+    if (cm_cm.write->dropped != NULL) {
+        cm_cm.write->dropped(p);
+    }
     CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_LEAVE, NULL, NULL, &e, &fx));
     pte->mapped = 0;
     pte->flags &= CM_PTE_LISTED; /* still on the dirty list: no second entry */
@@ -266,6 +270,9 @@ static cm_status_t cm_cm_acquire(void)
  */
 static cm_status_t cm_cm_init_end(void)
 {
+    if (cm_cm.write->reset != NULL) {
+        cm_cm.write->reset(); /* before the page table goes: the mechanism may be reading it */
+    }
     if (mprotect(cm_cm.app, cm_cm.npages << cm_cm.shift, PROT_NONE) != 0) {
         cm_error("mprotect of the shared region failed: %s", strerror(errno));
         return CM_ERR_NO_MEMORY;

@@ -83,6 +83,10 @@ typedef struct {
     void (*flush)(void);
     /* Before a release processes dirty page p, and before page p is dropped. */
     cm_status_t (*settle)(uint64_t p);
+    /* Page p was dropped (self-invalidation); NULL if nothing to forget. */
+    void (*dropped)(uint64_t p);
+    /* Every page is about to be dropped (end of initialization); NULL if nothing to forget. */
+    void (*reset)(void);
     /* The mechanism's own counters into s; and their reset. */
     void (*stats)(cm_stats_t *s);
     void (*stats_reset)(void);
@@ -92,6 +96,7 @@ extern const cm_fill_ops_t cm_fill_page_ops;
 extern const cm_fill_ops_t cm_fill_map_ops;
 extern const cm_write_ops_t cm_write_hooks_ops;
 extern const cm_write_ops_t cm_write_mapped_ops;
+extern const cm_write_ops_t cm_write_offload_ops;
 
 /* The protocol's state: one per process. */
 typedef struct {

@@ -26,7 +26,8 @@ const cm_mechanism_info_t cm_write_mechanisms[CM_WRITE_COUNT] = {
     [CM_WRITE_MAPPED]  = {"mapped", "stores land in the home's memory through the mapping; a "
                                     "write fault marks the page dirty", true},
     [CM_WRITE_OFFLOAD] = {"offload", "emulated by offload thread: page protection and twins find "
-                                     "written bytes, a protocol thread forwards them", false},
+                                     "written words, a protocol thread forwards them to the home "
+                                     "continuously and a release drains them", true},
 };
 
 const cm_mechanism_info_t cm_merge_mechanisms[CM_MERGE_COUNT] = {

@@ -341,6 +341,8 @@ const cm_write_ops_t cm_write_hooks_ops = {
     .store       = cm_wh_store,
     .flush       = cm_wh_flush,
     .settle      = cm_wh_settle,
+    .dropped     = NULL,
+    .reset       = NULL,
     .stats       = cm_wh_stats,
     .stats_reset = cm_wh_stats_reset,
 };

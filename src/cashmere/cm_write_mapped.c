@@ -73,6 +73,8 @@ const cm_write_ops_t cm_write_mapped_ops = {
     .store       = NULL,
     .flush       = cm_wm_flush,
     .settle      = cm_wm_settle,
+    .dropped     = NULL,
+    .reset       = NULL,
     .stats       = NULL,
     .stats_reset = NULL,
 };

@@ -56,6 +56,10 @@
     _(merge_lines, MERGE_LINES, UINT, "16", "0..65536", "protocol", \
       "Entries (64-byte lines with per-byte dirty masks) of the software merge buffer of the *SM " \
       "variants; a line is written through to its home when evicted and at every release.") \
+    _(offload_pause, OFFLOAD_PAUSE, TIME, "20us", NULL, "protocol", \
+      "CHH* and NSH* (writes forwarded by the offload thread): the pause between the thread's " \
+      "passes over the pages written here. Shorter: stores reach homes sooner, at more CPU time " \
+      "(the stats report it as offload_cpu_ns).") \
     _(wn_ring, WN_RING, UINT, "8192", "1..1073741824", "protocol", \
       "Slots of each process's write-notice ring. When it overflows no notice is lost: the owner " \
       "invalidates every cached page at its next acquire (counted in the stats).") \

@@ -144,6 +144,14 @@ expect_out "CM_MERGE_LINES=0: CHSM needs a merge buffer of at least one line"
 run $QUICK env CM_DIRECTORY=cas "$CMRUN" -n 2 "$MP/mp_init" info
 [ "$rc" -eq 0 ] || fail "cas directory at 2 processes"
 
+note "writes forwarded by an offload thread over TCP need a multi-threaded transport: one line"
+run $QUICK env UCX_TLS=tcp UCX_NET_DEVICES=lo CM_PROGRESS_THREAD=off CM_VARIANT=CHHM "$CMRUN" -n 3 \
+    "$MP/mp_init" info
+[ "$rc" -ne 0 ] || fail "CHHM ran with CM_PROGRESS_THREAD=off over TCP"
+[ "$(count_out "^cashmere\[0\]: error: CM_VARIANT=CHHM forwards writes from an offload thread, which puts to homes not mapped here; CM_PROGRESS_THREAD=off")" -eq 1 ] ||
+    fail "not said once by rank 0"
+[ "$(count_out 'error:')" -eq 1 ] || fail "other ranks repeated it"
+
 note "the shared heap runs out: every rank says so and the job fails"
 run $QUICK "$CMRUN" -n 3 "$MP/mp_init" oom
 [ "$rc" -ne 0 ] || fail "oom run exited 0"

@@ -20,6 +20,17 @@ for variant in $(available_variants); do
             expect_out "^litmus all: OK$"
             [ "$(stat notices_posted "$tmp/s.json")" -gt 0 ] || fail "no write notice was ever posted"
             [ "$(stat home_migrations "$tmp/s.json")" -gt 0 ] || fail "no page moved home"
+            # Each mechanism did its work: pages copied, mapped, stores forwarded.
+            row=$("$CM_INFO" --variants | awk -v v=$variant '$1 == v')
+            case "$row" in *fill=page*) [ "$(stat pages_fetched "$tmp/s.json")" -gt 0 ] || fail "no page copied" ;; esac
+            case "$row" in *fill=map*) [ "$(stat pages_mapped "$tmp/s.json")" -gt 0 ] || fail "no page mapped" ;; esac
+            case "$row" in *write=hooks*|*write=offload*)
+                [ "$(stat forwarded_puts "$tmp/s.json")" -gt 0 ] || fail "no store forwarded" ;; esac
+            case "$row" in *write=offload*)
+                [ "$(stat offload_passes "$tmp/s.json")" -gt 0 ] || fail "the offload thread never ran"
+                [ "$(stat offload_cpu_ns "$tmp/s.json")" -gt 0 ] || fail "no offload CPU time" ;; esac
+            case "$row" in *merge=buffer*)
+                [ "$(stat merge_flushes "$tmp/s.json")" -gt 0 ] || fail "no merge-buffer line written" ;; esac
         done
     done
 done
