@@ -198,8 +198,11 @@ make_cmd() {
     has_column "$s" fabric=map || e+=("${d[@]}")
     # The progress thread changes who serves peers and when: shared memory runs without one by
     # default, TCP with one; each sometimes the other way.
+    # (Not off over TCP where an offload thread puts: the variant refuses a single-threaded
+    # transport.)
     draw 4; if [ "$r" = 0 ]; then
-        if [ "$t" = shm ]; then e+=(CM_PROGRESS_THREAD=on); else e+=(CM_PROGRESS_THREAD=off); fi
+        if [ "$t" = shm ]; then e+=(CM_PROGRESS_THREAD=on)
+        elif ! has_column "$s" write=offload; then e+=(CM_PROGRESS_THREAD=off); fi
     fi
     # Blocking waits: woken by peers' stores, the progress thread, messages (needs the thread).
     draw 3; if [ "$r" = 0 ] && [[ " ${e[*]} " != *" CM_PROGRESS_THREAD=off "* ]]; then
