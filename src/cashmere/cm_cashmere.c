@@ -46,12 +46,6 @@ static const cm_write_ops_t *const cm_cm_writes[CM_WRITE_COUNT] = {
     [CM_WRITE_OFFLOAD] = &cm_write_offload_ops,
 };
 
-/* Inline checks (src/cm_shadow.c): must stores to page p reach the hook? */
-static bool cm_cm_armed(uint64_t p)
-{
-    return cm_cm.write->armed(p);
-}
-
 /* ---- directory effects ----------------------------------------------------- */
 
 /*
@@ -140,7 +134,7 @@ static cm_status_t cm_cm_fault(void *addr, bool write)
     CM_CHECK(cm_cm_protect(p, cm_cm.write->joining(p, (int)e.home, write)));
     pte->mapped = 1;
     pte->home   = (uint16_t)e.home;
-    cm_shadow_set(p, cm_cm_armed(p));
+    cm_shadow_set(p, cm_cm.write->armed(p));
     CM_CHECK(cm_cm_effects(p, &e, &fx));
     cm_cm.st.fault_ns += cm_ticks_to_ns(cm_ticks() - t0);
     return CM_OK;
@@ -422,6 +416,11 @@ static cm_status_t cm_cm_init(void)
     cm_dir_seg_t dseg;
     cm_wn_seg_t wseg;
 
+    if (row->merge == CM_MERGE_BUFFER && cfg->merge_lines == 0) {
+        cm_error("CM_MERGE_LINES=0: %s needs a merge buffer of at least one line (%.3sN is the "
+                 "variant without one)", row->name, row->name);
+        return CM_ERR_INVALID;
+    }
     memset(&cm_cm, 0, sizeof(cm_cm));
     cm_cm.variant    = (cm_variant_t)cfg->variant;
     cm_cm.fill       = cm_cm_fills[row->fill];
@@ -468,10 +467,15 @@ static cm_status_t cm_cm_init(void)
     cm_cm.dirty.v  = malloc(cm_cm.npages * sizeof(uint32_t));
     cm_cm.unsafe.v = malloc(cm_cm.npages * sizeof(uint32_t));
     cm_cm.selfn.v  = malloc(cm_cm.npages * sizeof(uint32_t));
+    cm_cm.home_delta = calloc((size_t)cm_cm.nprocs, sizeof(*cm_cm.home_delta));
     if (cm_cm.pte == NULL || cm_cm.dirty.v == NULL || cm_cm.unsafe.v == NULL ||
-        cm_cm.selfn.v == NULL) {
+        cm_cm.selfn.v == NULL || cm_cm.home_delta == NULL) {
         cm_error("cashmere: out of memory for the page table of %" PRIu64 " pages", cm_cm.npages);
         return CM_ERR_NO_MEMORY;
+    }
+    for (int pe = 0; pe < cm_cm.nprocs; pe++) {
+        char *home = (pe == cm_cm.me) ? NULL : cm_rma_store_ptr(cm_cm.rma, pe, cm_cm.net);
+        cm_cm.home_delta[pe] = (home != NULL) ? home - cm_cm.app : 0;
     }
     CM_CHECK(cm_cm.write->init());
     CM_CHECK(cm_cm.fill->init());
@@ -481,7 +485,7 @@ static cm_status_t cm_cm_init(void)
         cm_error("mprotect of the shared region failed: %s", strerror(errno));
         return CM_ERR_NO_MEMORY;
     }
-    CM_CHECK(cm_shadow_attach(cm_cm.app, cm_cm.npages, cm_cm.ps, cm_cm_armed));
+    CM_CHECK(cm_shadow_attach(cm_cm.app, cm_cm.npages, cm_cm.ps, cm_cm.write->armed));
     if (cm_cm.write->store != NULL) {
         cm_hooks_set_range((uintptr_t)cm_cm.app, cm_cm.npages << cm_cm.shift, cm_cm.write->store);
     }
@@ -514,6 +518,7 @@ static void cm_cm_fini(void)
     free(cm_cm.dirty.v);
     free(cm_cm.unsafe.v);
     free(cm_cm.selfn.v);
+    free(cm_cm.home_delta);
     cm_cm.ready = false;
 }
 

@@ -119,6 +119,8 @@ typedef struct {
     cm_dir_t               dir;
     cm_wn_t                wn;
     cm_barrier_t           barrier;
+    intptr_t               *home_delta; /* per rank: app address + delta = that rank's copy,
+                                           reached by plain stores; 0: through RMA puts */
     cm_pte_t               *pte;
     cm_list_t              dirty;
     cm_list_t              unsafe;
@@ -165,6 +167,37 @@ static inline void cm_cm_list_dirty(uint64_t p)
         cm_cm.pte[p].flags |= CM_PTE_LISTED;
         cm_list_push(&cm_cm.dirty, p);
     }
+}
+
+/* Page p was stored to (the paper's dirty bit): the next release makes its write transition. */
+static inline void cm_cm_mark_dirty(uint64_t p)
+{
+    cm_cm.pte[p].flags |= CM_PTE_DIRTY;
+    cm_cm_list_dirty(p);
+}
+
+/*
+ * Writes len bytes at app address addr through to home's copy of them: one more plain store
+ * (each byte once, aligned words whole) where the home's memory is mapped here, returning
+ * true (the caller fences before publishing); else an RMA put, returning false (ordered by
+ * the caller's fence or flush). The source is our network view of the same bytes, never
+ * protected: a later invalidation must not fault inside the transport.
+ */
+static inline bool cm_cm_write_through(int home, uintptr_t addr, size_t len)
+{
+    char *net = cm_cm.net + (addr - (uintptr_t)cm_cm.app);
+    cm_status_t status;
+
+    if (cm_cm.home_delta[home] != 0) {
+        cm_rma_copy_once((char *)addr + cm_cm.home_delta[home], net, len);
+        return true;
+    }
+    status = cm_rma_put_nbi(cm_cm.rma, home, net, net, len);
+    if (status != CM_OK) {
+        cm_fatal(1, "write-through of %zu bytes to rank %d failed: %s", len, home,
+                 cm_status_string(status));
+    }
+    return false;
 }
 
 static inline cm_status_t cm_cm_protect(uint64_t p, int prot)

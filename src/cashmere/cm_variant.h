@@ -44,12 +44,6 @@ bool cm_variant_implemented(cm_variant_t v);
 const char *cm_build_name(cm_build_kind_t b);
 const char *cm_build_suffix(cm_build_kind_t b);
 
-/* The program must be built with store checks (cmcc) for this variant. */
-static inline bool cm_variant_needs_hooks(cm_variant_t v)
-{
-    return cm_variants[v].build != CM_BUILD_PLAIN;
-}
-
 /* What realizes letter pos (0-3) of variant v, in a few words (stats header, cm_info). */
 const char *cm_variant_mechanism(cm_variant_t v, int pos);
 

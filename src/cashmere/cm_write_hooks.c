@@ -31,9 +31,7 @@ static struct {
     uintptr_t        pend_addr;   /* N: the last store, forwarded at the next one */
     size_t           pend_len;
     char             *pend_dst;   /* its home's copy when plain stores reach it, or NULL */
-    intptr_t         *home_delta; /* per rank: app address + delta = that rank's copy,
-                                     reached by plain stores; 0: through RMA puts */
-    bool             direct;      /* stores through home_delta since the last fence */
+    bool             direct;      /* plain stores into homes' memory since the last fence */
 } cm_wh;
 
 /* Must stores to page p reach the hook? Not when it is mapped, homed here (nothing to forward)
@@ -63,24 +61,13 @@ static inline void cm_wh_store_direct(char *dst, uintptr_t addr, size_t len)
 /* Writes len bytes at app address addr (within one page) through to the page's home. */
 static void cm_wh_forward(uintptr_t addr, size_t len)
 {
-    uint64_t p = cm_cm_page(addr);
-    const cm_pte_t *pte = &cm_cm.pte[p];
-    char *net = cm_cm.net + (addr - (uintptr_t)cm_cm.app);
-    cm_status_t status;
+    const cm_pte_t *pte = &cm_cm.pte[cm_cm_page(addr)];
 
     if (!pte->mapped || pte->home == cm_cm.me) {
         return; /* our stores went straight into the master copy */
     }
-    if (cm_wh.home_delta[pte->home] != 0) {
-        cm_wh_store_direct((char *)addr + cm_wh.home_delta[pte->home], addr, len);
-        return;
-    }
-    /* Source: our network view of the same bytes, never protected (a later
-     * invalidation must not fault inside the transport). */
-    status = cm_rma_put_nbi(cm_cm.rma, pte->home, net, net, len);
-    if (status != CM_OK) {
-        cm_fatal(1, "write-through of %zu bytes to rank %d failed: %s", len, pte->home,
-                 cm_status_string(status));
+    if (cm_cm_write_through(pte->home, addr, len)) {
+        cm_wh.direct = true;
     }
     cm_cm.st.forwarded_puts++;
 }
@@ -119,8 +106,8 @@ static inline void cm_wh_pend(uintptr_t addr, size_t len, uint64_t p)
     cm_wh.pend_addr = addr;
     cm_wh.pend_len  = len;
     /* Unmapped now: the store faults first and the page's home is known at forwarding. */
-    cm_wh.pend_dst = (pte->mapped && cm_wh.home_delta[pte->home] != 0)
-                         ? (char *)addr + cm_wh.home_delta[pte->home]
+    cm_wh.pend_dst = (pte->mapped && cm_cm.home_delta[pte->home] != 0)
+                         ? (char *)addr + cm_cm.home_delta[pte->home]
                          : NULL;
 }
 
@@ -135,8 +122,7 @@ __attribute__((noinline)) static void cm_wh_store_slow(uintptr_t addr, size_t le
     }
     for (uint64_t p = p0; p <= p1; p++) {
         cm_pte_t *pte = &cm_cm.pte[p];
-        pte->flags |= CM_PTE_DIRTY;
-        cm_cm_list_dirty(p);
+        cm_cm_mark_dirty(p);
         if (pte->mapped && pte->home == cm_cm.me && !cm_cm.check) {
             cm_shadow_set(p, false); /* homed here, transition pending: later stores add nothing */
         }
@@ -283,11 +269,6 @@ static cm_status_t cm_wh_init(void)
 
     memset(&cm_wh, 0, sizeof(cm_wh));
     cm_wh.merge = (cm_variants[cm_cm.variant].merge == CM_MERGE_BUFFER);
-    if (cm_wh.merge && cfg->merge_lines == 0) {
-        cm_error("CM_MERGE_LINES=0: %s needs a merge buffer of at least one line (CHSN is a "
-                 "variant without one)", vname);
-        return CM_ERR_INVALID;
-    }
     if (!cm_hooks_linked) {
         cm_error("CM_VARIANT=%s forwards writes in software, but this program was built without "
                  "the store hooks: build it with cmcc (or run its .hooks binary; cmrun picks it)",
@@ -295,14 +276,9 @@ static cm_status_t cm_wh_init(void)
         return CM_ERR_UNSUPPORTED;
     }
     cm_wh.mb_entries = calloc(cfg->merge_lines ? cfg->merge_lines : 1, sizeof(cm_merge_entry_t));
-    cm_wh.home_delta = calloc((size_t)cm_cm.nprocs, sizeof(*cm_wh.home_delta));
-    if (cm_wh.mb_entries == NULL || cm_wh.home_delta == NULL) {
-        cm_error("cashmere: out of memory for the write-through state");
+    if (cm_wh.mb_entries == NULL) {
+        cm_error("cashmere: out of memory for the merge buffer");
         return CM_ERR_NO_MEMORY;
-    }
-    for (int pe = 0; pe < cm_cm.nprocs; pe++) {
-        char *home = (pe == cm_cm.me) ? NULL : cm_rma_store_ptr(cm_cm.rma, pe, cm_cm.net);
-        cm_wh.home_delta[pe] = (home != NULL) ? home - cm_cm.app : 0;
     }
     cm_merge_init(&cm_wh.mb, cm_wh.mb_entries, (unsigned)cfg->merge_lines, cm_wh_forward_range,
                   NULL);
@@ -315,7 +291,6 @@ static cm_status_t cm_wh_init(void)
 static void cm_wh_fini(void)
 {
     free(cm_wh.mb_entries);
-    free(cm_wh.home_delta);
     if (cm_cm.check) {
         cm_sc_fini();
     }

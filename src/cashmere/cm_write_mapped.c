@@ -22,17 +22,11 @@ static void cm_wm_fini(void)
 {
 }
 
-static void cm_wm_dirty(uint64_t p)
-{
-    cm_cm.pte[p].flags |= CM_PTE_DIRTY;
-    cm_cm_list_dirty(p);
-}
-
 static int cm_wm_joining(uint64_t p, int home, bool write)
 {
     (void)home;
     if (write) {
-        cm_wm_dirty(p);
+        cm_cm_mark_dirty(p);
         return PROT_READ | PROT_WRITE;
     }
     return PROT_READ;
@@ -40,7 +34,7 @@ static int cm_wm_joining(uint64_t p, int home, bool write)
 
 static cm_status_t cm_wm_write_fault(uint64_t p)
 {
-    cm_wm_dirty(p);
+    cm_cm_mark_dirty(p);
     return cm_cm_protect(p, PROT_READ | PROT_WRITE);
 }
 

@@ -41,7 +41,6 @@ static struct {
     uint16_t         *home;       /* per tracked page: its home, as it was when tracking began
                                      (the page table's entry is completed after the join) */
     uint64_t         nactive;
-    intptr_t         *home_delta; /* per rank: app address + delta = its copy, by plain stores */
     bool             direct;      /* plain stores into a home's memory since the last fence */
     bool             sent;        /* puts since the last fence */
     pthread_mutex_t  mu;          /* the pass, the tracked set, the merge buffer, the counters */
@@ -66,21 +65,10 @@ static inline uint64_t *cm_wo_twin(uint64_t p)
 /* len bytes at app address addr, within one tracked page, to the page's home. */
 static void cm_wo_forward(uintptr_t addr, size_t len, void *arg)
 {
-    uint64_t p = cm_cm_page(addr);
-    int home = cm_wo.home[p];
-    char *net = cm_cm.net + (addr - (uintptr_t)cm_cm.app);
-    cm_status_t status;
-
     (void)arg;
-    if (cm_wo.home_delta[home] != 0) {
-        cm_rma_copy_once((char *)addr + cm_wo.home_delta[home], net, len);
+    if (cm_cm_write_through(cm_wo.home[cm_cm_page(addr)], addr, len)) {
         cm_wo.direct = true;
     } else {
-        status = cm_rma_put_nbi(cm_cm.rma, home, net, net, len);
-        if (status != CM_OK) {
-            cm_fatal(1, "offload: write-through of %zu bytes to rank %d failed: %s", len, home,
-                     cm_status_string(status));
-        }
         cm_wo.sent = true;
     }
     cm_wo.forwarded++;
@@ -175,12 +163,6 @@ static void *cm_wo_main(void *arg)
 
 /* ---- tracking pages -------------------------------------------------------------------- */
 
-static void cm_wo_dirty(uint64_t p)
-{
-    cm_cm.pte[p].flags |= CM_PTE_DIRTY;
-    cm_cm_list_dirty(p);
-}
-
 /* Page p, homed elsewhere, takes its first store: its twin is its contents now (read-only). */
 static void cm_wo_track(uint64_t p, int home)
 {
@@ -202,7 +184,7 @@ static int cm_wo_joining(uint64_t p, int home, bool write)
     if (home != cm_cm.me) {
         cm_wo_track(p, home);
     }
-    cm_wo_dirty(p);
+    cm_cm_mark_dirty(p);
     return PROT_READ | PROT_WRITE;
 }
 
@@ -211,7 +193,7 @@ static cm_status_t cm_wo_write_fault(uint64_t p)
     if (cm_cm.pte[p].home != cm_cm.me) {
         cm_wo_track(p, cm_cm.pte[p].home);
     }
-    cm_wo_dirty(p);
+    cm_cm_mark_dirty(p);
     return cm_cm_protect(p, PROT_READ | PROT_WRITE);
 }
 
@@ -284,27 +266,20 @@ static cm_status_t cm_wo_init(void)
     memset(&cm_wo, 0, sizeof(cm_wo));
     cm_wo.merge    = (cm_variants[cm_cm.variant].merge == CM_MERGE_BUFFER);
     cm_wo.pause_ns = cfg->offload_pause;
-    if (cm_wo.merge && cfg->merge_lines == 0) {
-        cm_error("CM_MERGE_LINES=0: %s needs a merge buffer of at least one line (CHHN is a "
-                 "variant without one)", cm_variants[cm_cm.variant].name);
-        return CM_ERR_INVALID;
-    }
     cm_wo.twins = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     cm_wo.active     = calloc(cm_cm.npages, sizeof(*cm_wo.active));
     cm_wo.slot       = calloc(cm_cm.npages, sizeof(*cm_wo.slot));
     cm_wo.home       = calloc(cm_cm.npages, sizeof(*cm_wo.home));
     cm_wo.mb_entries = calloc(cfg->merge_lines ? cfg->merge_lines : 1, sizeof(cm_merge_entry_t));
-    cm_wo.home_delta = calloc((size_t)cm_cm.nprocs, sizeof(*cm_wo.home_delta));
     if (cm_wo.twins == MAP_FAILED || cm_wo.active == NULL || cm_wo.slot == NULL || cm_wo.home == NULL ||
-        cm_wo.mb_entries == NULL || cm_wo.home_delta == NULL) {
+        cm_wo.mb_entries == NULL) {
         cm_error("offload: out of memory for twins of %zu bytes", bytes);
         return CM_ERR_NO_MEMORY;
     }
     for (int pe = 0; pe < cm_cm.nprocs; pe++) {
-        char *home = (pe == cm_cm.me) ? NULL : cm_rma_store_ptr(cm_cm.rma, pe, cm_cm.net);
-        cm_wo.home_delta[pe] = (home != NULL) ? home - cm_cm.app : 0;
-        if (pe != cm_cm.me && home == NULL && cfg->progress_thread == CM_PROGRESS_OFF) {
+        if (pe != cm_cm.me && cm_cm.home_delta[pe] == 0 &&
+            cfg->progress_thread == CM_PROGRESS_OFF) {
             /* Puts from a second thread need the worker made for several (the progress
              * thread's setting decides that); said once, by rank 0. */
             if (cm_cm.me == 0) {
@@ -343,7 +318,6 @@ static void cm_wo_fini(void)
     free(cm_wo.slot);
     free(cm_wo.home);
     free(cm_wo.mb_entries);
-    free(cm_wo.home_delta);
 }
 
 static void cm_wo_stats(cm_stats_t *s)
