@@ -68,6 +68,31 @@ static cm_status_t cm_rma_range_check(void *addr, size_t len, const char *name)
 }
 
 /*
+ * Unpacking a peer's key can start a connection handshake with it: UCX 1.13 resolves
+ * a fallback for atomics the key's memory domain cannot do, which needs the peer's
+ * endpoint id, and until the peer answers, every operation on that lane (the
+ * atomics on shared memory among them) waits for the peer's CPU. That broke the
+ * promise that node-local targets need not progress (test_progress's blocked phase
+ * hung about once in 300 runs: a fetch-and-add queued behind a handshake the
+ * target, blocked in open(), never answered). Finish every handshake here, while
+ * all ranks are inside this collective call and progressing: a worker flush waits
+ * for the handshakes (UCX queues it behind them), and the progressing fence keeps
+ * each rank answering until every rank's flush is done.
+ */
+static cm_status_t cm_rma_seg_connect(cm_rma_t *rma)
+{
+    ucp_request_param_t param = {0};
+    cm_status_t status;
+
+    status = cm_rma_req_wait(rma, ucp_worker_flush_nbx(rma->worker, &param),
+                             "completing the connections to the peers", -1);
+    if (status != CM_OK) {
+        return status;
+    }
+    return cm_rma_boot_sync(rma, false);
+}
+
+/*
  * Maps the segment's memory. ATOMIC: UCX-allocated (shared-memory capable)
  * where it can, else mapped here and registered. FD: a memfd mapped here and
  * registered.
@@ -274,6 +299,10 @@ cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, cm_rma_seg_kin
         if (seg->rbase[pe] == NULL) {
             rma->all_mapped = false;
         }
+    }
+    status = cm_rma_seg_connect(rma);
+    if (status != CM_OK) {
+        goto err_free;
     }
     if (kind == CM_RMA_SEG_ATOMIC && !rma->shm_known) {
         for (int pe = 0; pe < rma->nprocs; pe++) {
