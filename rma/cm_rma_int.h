@@ -160,6 +160,8 @@ static inline void cm_rma_poll_end(cm_rma_t *rma)
 
 /* A collective through the process manager: an exchange of what was put, or a fence. */
 CM_RMA_INTERNAL cm_status_t cm_rma_boot_sync(cm_rma_t *rma, bool exchange);
+/* Waits until every operation issued through UCX (and every connection handshake) is done. */
+CM_RMA_INTERNAL cm_status_t cm_rma_ucx_complete(cm_rma_t *rma, const char *what);
 
 /* ---- segments (cm_rma_seg.c) ----------------------------------------------- */
 

@@ -115,7 +115,7 @@ static uint64_t *cm_rma_stash(cm_rma_t *rma, uint64_t value, cm_status_t *status
  * once read the entry before the swap had taken the lock, and the update of
  * the holder was lost.
  */
-static cm_status_t cm_rma_ucx_complete(cm_rma_t *rma, const char *what)
+cm_status_t cm_rma_ucx_complete(cm_rma_t *rma, const char *what)
 {
     ucp_request_param_t param = {0};
     cm_status_t status;
@@ -316,7 +316,10 @@ cm_status_t cm_rma_fadd(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, u
     return cm_rma_atomic_fetch(rma, UCP_ATOMIC_OP_ADD, "atomic fetch-and-add", pe, addr, value, old);
 }
 
-cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
+/* A non-fetching or implicitly completed atomic: done by the next flush; old (if not NULL) is
+ * written by then. The operand stays with UCX in the stash until that flush. */
+static cm_status_t cm_rma_atomic_nbi(cm_rma_t *rma, ucp_atomic_op_t op, const char *what, int pe,
+                                     uint64_t *addr, uint64_t value, uint64_t *old)
 {
     ucp_request_param_t param = {0};
     cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, sizeof(uint64_t));
@@ -327,12 +330,15 @@ cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t valu
         return CM_ERR_INVALID;
     }
     if (seg->kind != CM_RMA_SEG_ATOMIC) {
-        cm_error("atomic swap on %s: atomics need a CM_RMA_SEG_ATOMIC segment", seg->name);
+        cm_error("%s on %s: atomics need a CM_RMA_SEG_ATOMIC segment", what, seg->name);
         return CM_ERR_UNSUPPORTED;
     }
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
     param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
-    param.reply_buffer = old;
+    if (old != NULL) {
+        param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+        param.reply_buffer  = old;
+    }
     operand = cm_rma_stash(rma, value, &status);
     if (status != CM_OK) {
         return status;
@@ -343,9 +349,14 @@ cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t valu
     }
     CM_RMA_COUNT(rma->stats.atomics, 1);
     rma->ucx_pending = true;
-    return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_SWAP, operand, 1,
+    return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], op, operand, 1,
                                                 (uint64_t)(uintptr_t)addr, seg->rkeys[pe], &param),
-                              "atomic swap", pe);
+                              what, pe);
+}
+
+cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
+{
+    return cm_rma_atomic_nbi(rma, UCP_ATOMIC_OP_SWAP, "atomic swap", pe, addr, value, old);
 }
 
 cm_status_t cm_rma_fence(cm_rma_t *rma)
@@ -365,33 +376,7 @@ cm_status_t cm_rma_fence(cm_rma_t *rma)
 
 cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value)
 {
-    ucp_request_param_t param = {0};
-    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, sizeof(uint64_t));
-    uint64_t ready, *operand;
-    cm_status_t status;
-
-    if (seg == NULL) {
-        return CM_ERR_INVALID;
-    }
-    if (seg->kind != CM_RMA_SEG_ATOMIC) {
-        cm_error("atomic add on %s: atomics need a CM_RMA_SEG_ATOMIC segment", seg->name);
-        return CM_ERR_UNSUPPORTED;
-    }
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
-    param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
-    operand = cm_rma_stash(rma, value, &status);
-    if (status != CM_OK) {
-        return status;
-    }
-    ready = cm_rma_delay_begin(rma, pe, sizeof(uint64_t));
-    if (ready != 0) {
-        cm_rma_delay_defer(rma, pe, ready);
-    }
-    CM_RMA_COUNT(rma->stats.atomics, 1);
-    rma->ucx_pending = true;
-    return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_ADD, operand, 1,
-                                                (uint64_t)(uintptr_t)addr, seg->rkeys[pe], &param),
-                              "atomic add", pe);
+    return cm_rma_atomic_nbi(rma, UCP_ATOMIC_OP_ADD, "atomic add", pe, addr, value, NULL);
 }
 
 cm_status_t cm_rma_flush(cm_rma_t *rma, int pe)

@@ -81,11 +81,8 @@ static cm_status_t cm_rma_range_check(void *addr, size_t len, const char *name)
  */
 static cm_status_t cm_rma_seg_connect(cm_rma_t *rma)
 {
-    ucp_request_param_t param = {0};
-    cm_status_t status;
+    cm_status_t status = cm_rma_ucx_complete(rma, "completing the connections to the peers");
 
-    status = cm_rma_req_wait(rma, ucp_worker_flush_nbx(rma->worker, &param),
-                             "completing the connections to the peers", -1);
     if (status != CM_OK) {
         return status;
     }
