@@ -252,6 +252,17 @@ cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size
                  "NS variant over it", cm_variants[cfg->variant].name, getenv("UCX_TLS"));
         return CM_ERR_UNSUPPORTED;
     }
+    if (cfg->protocol == CM_PROTOCOL_CASHMERE && job->nprocs > 1 &&
+        cm_variants[cfg->variant].write == CM_WRITE_OFFLOAD &&
+        cfg->progress_thread == CM_PROGRESS_OFF && !cm_check_tls_maps()) {
+        /* Said here, before launch, once for the job: the ranks' own check (cm_write_offload.c)
+         * still covers peers on other nodes, but its one line can be cut off by the launcher
+         * ending rank 0 when the others abort first. */
+        cm_error("CM_VARIANT=%s forwards writes from an offload thread, which puts to homes not "
+                 "mapped here; CM_PROGRESS_THREAD=off makes the transport single-threaded: use "
+                 "auto or on", cm_variants[cfg->variant].name);
+        return CM_ERR_INVALID;
+    }
     if (cfg->wait == CM_WAIT_BLOCK && cfg->progress_thread == CM_PROGRESS_OFF && job->nprocs > 1) {
         cm_error("CM_WAIT=block: a blocked wait hands the peers' requests to the progress thread, "
                  "and CM_PROGRESS_THREAD=off");

@@ -148,9 +148,19 @@ note "writes forwarded by an offload thread over TCP need a multi-threaded trans
 run $QUICK env UCX_TLS=tcp UCX_NET_DEVICES=lo CM_PROGRESS_THREAD=off CM_VARIANT=CHHM "$CMRUN" -n 3 \
     "$MP/mp_init" info
 [ "$rc" -ne 0 ] || fail "CHHM ran with CM_PROGRESS_THREAD=off over TCP"
-[ "$(count_out "^cashmere\[0\]: error: CM_VARIANT=CHHM forwards writes from an offload thread, which puts to homes not mapped here; CM_PROGRESS_THREAD=off")" -eq 1 ] ||
-    fail "not said once by rank 0"
-[ "$(count_out 'error:')" -eq 1 ] || fail "other ranks repeated it"
+[ "$(count_out "^cashmere: error: CM_VARIANT=CHHM forwards writes from an offload thread, which puts to homes not mapped here; CM_PROGRESS_THREAD=off")" -eq 1 ] ||
+    fail "not said once, before launch"
+[ "$(count_out 'error:')" -eq 1 ] || fail "more than one error line"
+[ "$(count_out '^rank [0-9]+ of ')" -eq 0 ] || fail "a rank ran"
+if command -v mpirun >/dev/null 2>&1; then
+    note "... and by the ranks when the launcher is used directly"
+    run $QUICK env UCX_TLS=tcp UCX_NET_DEVICES=lo CM_PROGRESS_THREAD=off CM_VARIANT=CHHM \
+        mpirun $root --oversubscribe -np 3 "$MP/mp_init" info
+    [ "$rc" -ne 0 ] || fail "CHHM ran with CM_PROGRESS_THREAD=off over TCP"
+    [ "$(count_out "^cashmere\[[0-2]\]: error: CM_VARIANT=CHHM forwards writes from an offload thread")" -ge 1 ] ||
+        fail "no rank refused it"
+    [ "$(count_out '^rank [0-9]+ of ')" -eq 0 ] || fail "a rank ran"
+fi
 
 note "the shared heap runs out: every rank says so and the job fails"
 run $QUICK "$CMRUN" -n 3 "$MP/mp_init" oom
