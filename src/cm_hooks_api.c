@@ -8,16 +8,20 @@ volatile int cm_hooks_linked;
 static volatile uintptr_t *cm_hooks_lo;
 static volatile uintptr_t *cm_hooks_span;
 static cm_hook_handler_t volatile *cm_hooks_hk_handler; /* the hooks' copy */
+static cm_hook_handler_t volatile *cm_hooks_hk_load;    /* the hooks' copy */
 static cm_hook_handler_t cm_hooks_handler;
+static cm_hook_handler_t cm_hooks_load;
+static cm_hook_handler_t cm_hooks_wrote;
 static uintptr_t cm_hooks_saved_span;
 static int cm_hooks_paused;
 
 void cm_hooks_register(volatile uintptr_t *lo, volatile uintptr_t *span,
-                       cm_hook_handler_t volatile *handler)
+                       cm_hook_handler_t volatile *handler, cm_hook_handler_t volatile *load)
 {
     cm_hooks_lo         = lo;
     cm_hooks_span       = span;
     cm_hooks_hk_handler = handler;
+    cm_hooks_hk_load    = load;
     cm_hooks_linked = 1;
 }
 
@@ -28,10 +32,22 @@ void cm_hooks_set_range(uintptr_t lo, uintptr_t span, cm_hook_handler_t handler)
     }
     *cm_hooks_span   = 0; /* never a moment with a new base and an old span */
     cm_hooks_handler = handler;
+    cm_hooks_load    = NULL;
+    cm_hooks_wrote   = NULL;
+    *cm_hooks_hk_load = NULL;
     *cm_hooks_hk_handler = handler;
     *cm_hooks_lo     = lo;
     cm_hooks_saved_span = (handler != NULL) ? span : 0;
     *cm_hooks_span   = cm_hooks_paused ? 0 : cm_hooks_saved_span;
+}
+
+void cm_hooks_set_access(cm_hook_handler_t load, cm_hook_handler_t wrote)
+{
+    cm_hooks_load  = load;
+    cm_hooks_wrote = wrote;
+    if (cm_hooks_hk_load != NULL) {
+        *cm_hooks_hk_load = load;
+    }
 }
 
 void cm_hooks_pause(int paused)
@@ -44,9 +60,20 @@ void cm_hooks_pause(int paused)
 
 void cm_hook_store(uintptr_t addr, size_t len)
 {
-    if (cm_hooks_handler != NULL) {
+    cm_hook_handler_t h = (cm_hooks_wrote != NULL) ? cm_hooks_wrote : cm_hooks_handler;
+
+    if (h != NULL) {
         CM_RT_ENTER();
-        cm_hooks_handler(addr, len);
+        h(addr, len);
+        CM_RT_LEAVE();
+    }
+}
+
+void cm_hook_load(uintptr_t addr, size_t len)
+{
+    if (cm_hooks_load != NULL && cm_hooks_span != NULL && *cm_hooks_span != 0) {
+        CM_RT_ENTER();
+        cm_hooks_load(addr, len);
         CM_RT_LEAVE();
     }
 }

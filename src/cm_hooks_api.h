@@ -19,9 +19,10 @@ extern volatile int cm_hooks_linked;
 /* A store of len bytes at addr in the range is about to happen (or, for copies, happened). */
 typedef void (*cm_hook_handler_t)(uintptr_t addr, size_t len);
 
-/* Called by the hooks' constructor: where the range check reads lo and span, and the handler. */
+/* Called by the hooks' constructor: where the range check reads lo and span, and the handlers
+ * of stores and of loads. */
 void cm_hooks_register(volatile uintptr_t *lo, volatile uintptr_t *span,
-                       cm_hook_handler_t volatile *handler);
+                       cm_hook_handler_t volatile *handler, cm_hook_handler_t volatile *load);
 
 /*
  * Runtime: stores in [lo, lo + span) go to handler; span 0 turns the hooks off. The hooks call
@@ -30,8 +31,20 @@ void cm_hooks_register(volatile uintptr_t *lo, volatile uintptr_t *span,
  */
 void cm_hooks_set_range(uintptr_t lo, uintptr_t span, cm_hook_handler_t handler);
 
+/*
+ * Runtime: loads in the range (programs built with load checks, cmcc --accesses), and both
+ * ranges of copies, go to load before they happen; stores the runtime reports after the fact
+ * (cm_hook_store) go to wrote instead of the store handler. NULL, NULL: loads need nothing,
+ * a store is a store. Set after cm_hooks_set_range, which clears them.
+ */
+void cm_hooks_set_access(cm_hook_handler_t load, cm_hook_handler_t wrote);
+
 /* For stores the runtime reports itself (interposed libc calls): calls the handler. */
 void cm_hook_store(uintptr_t addr, size_t len);
+
+/* For loads the runtime makes on the program's behalf (interposed libc calls) before it makes
+ * them: calls the load handler, if any. */
+void cm_hook_load(uintptr_t addr, size_t len);
 
 /* While paused, the hooks report nothing (a process computing on a private stand-in of the region). */
 void cm_hooks_pause(int paused);

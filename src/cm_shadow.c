@@ -37,7 +37,9 @@ static struct {
     uint64_t npages;
     size_t   per_page;     /* shadow bytes per shared page */
     uint64_t *filled;      /* a bit per shadow page: filled since attach/reset */
-    bool     (*armed)(uint64_t p);
+    char     *app;
+    size_t   page;
+    cm_shadow_paint_t paint;
 } cm_sh;
 
 static inline uint8_t *cm_shadow_of(uintptr_t a)
@@ -72,7 +74,7 @@ bool cm_shadow_mapped(void)
     return cm_sh.mapped;
 }
 
-cm_status_t cm_shadow_attach(void *app, uint64_t npages, size_t page, bool (*armed)(uint64_t p))
+cm_status_t cm_shadow_attach(void *app, uint64_t npages, size_t page, cm_shadow_paint_t paint)
 {
     uintptr_t lo, hi;
     size_t nshadow;
@@ -98,7 +100,9 @@ cm_status_t cm_shadow_attach(void *app, uint64_t npages, size_t page, bool (*arm
     cm_sh.len      = hi - lo;
     cm_sh.npages   = npages;
     cm_sh.per_page = page / 8;
-    cm_sh.armed    = armed;
+    cm_sh.app      = app;
+    cm_sh.page     = page;
+    cm_sh.paint    = paint;
     if (mprotect(cm_sh.lo, cm_sh.len, PROT_NONE) != 0) {
         cm_error("mprotect of the shared region's shadow failed: %s", strerror(errno));
         free(cm_sh.filled);
@@ -118,10 +122,15 @@ void cm_shadow_detach(void)
     mprotect(cm_sh.lo, cm_sh.len, PROT_READ);
     free(cm_sh.filled);
     cm_sh.filled = NULL;
-    cm_sh.armed  = NULL;
+    cm_sh.paint  = NULL;
 }
 
-/* Fills shadow page i from armed(). */
+static inline bool cm_shadow_is_filled(size_t i)
+{
+    return (cm_sh.filled[i / 64] & (1ull << (i % 64))) != 0;
+}
+
+/* Fills shadow page i from paint(). */
 static void cm_shadow_fill(size_t i)
 {
     uint8_t *sp = cm_sh.lo + i * CM_SHADOW_PAGE;
@@ -132,10 +141,27 @@ static void cm_shadow_fill(size_t i)
         cm_fatal(1, "mprotect of a shadow page failed: %s", strerror(errno));
     }
     if (cm_sh.per_page >= CM_SHADOW_PAGE) {
-        memset(sp, (p < cm_sh.npages && cm_sh.armed(p)) ? 0xff : 0, CM_SHADOW_PAGE);
+        /* A shared page larger than what one shadow page covers: paint its part here. */
+        size_t part = (i * CM_SHADOW_PAGE) % cm_sh.per_page;
+        if (part == 0 && p < cm_sh.npages) {
+            uint8_t *whole = sp; /* the first of its shadow pages: paint all, map the rest */
+            for (size_t k = 1; k < cm_sh.per_page / CM_SHADOW_PAGE; k++) {
+                if (mprotect(sp + k * CM_SHADOW_PAGE, CM_SHADOW_PAGE, PROT_READ | PROT_WRITE) != 0) {
+                    cm_fatal(1, "mprotect of a shadow page failed: %s", strerror(errno));
+                }
+                cm_sh.filled[(i + k) / 64] |= 1ull << ((i + k) % 64);
+            }
+            cm_sh.paint(p, whole, cm_sh.per_page);
+        } else if (part != 0) {
+            /* Reached through a later shadow page of page p first: fill from its start. */
+            cm_shadow_fill(i - part / CM_SHADOW_PAGE);
+            return;
+        }
     } else {
         for (size_t off = 0; off < CM_SHADOW_PAGE; off += cm_sh.per_page, p++) {
-            memset(sp + off, (p < cm_sh.npages && cm_sh.armed(p)) ? 0xff : 0, cm_sh.per_page);
+            if (p < cm_sh.npages) {
+                cm_sh.paint(p, sp + off, cm_sh.per_page);
+            }
         }
     }
     cm_sh.filled[i / 64] |= 1ull << (i % 64);
@@ -161,9 +187,37 @@ void cm_shadow_set(uint64_t p, bool armed)
     }
     off = (size_t)p * cm_sh.per_page;
     i   = off / CM_SHADOW_PAGE;
-    /* A shadow page not filled yet asks armed() when it is. */
-    if (cm_sh.filled[i / 64] & (1ull << (i % 64))) {
+    /* A shadow page not filled yet asks paint() when it is. */
+    if (cm_shadow_is_filled(i)) {
         memset(cm_sh.lo + off, armed ? 0xff : 0, cm_sh.per_page);
+    }
+}
+
+void cm_shadow_repaint(uint64_t p)
+{
+    size_t off, i;
+
+    if (cm_sh.filled == NULL || p >= cm_sh.npages) {
+        return;
+    }
+    off = (size_t)p * cm_sh.per_page;
+    i   = off / CM_SHADOW_PAGE;
+    if (cm_shadow_is_filled(i)) {
+        cm_sh.paint(p, cm_sh.lo + off, cm_sh.per_page);
+    }
+}
+
+void cm_shadow_set_range(uintptr_t addr, size_t len, bool armed)
+{
+    size_t off, i;
+
+    if (cm_sh.filled == NULL) {
+        return;
+    }
+    off = (addr - (uintptr_t)cm_sh.app) / 8;
+    i   = off / CM_SHADOW_PAGE;
+    if (off < cm_sh.len && cm_shadow_is_filled(i)) {
+        memset(cm_sh.lo + off, armed ? 0xff : 0, len / 8);
     }
 }
 

@@ -24,13 +24,23 @@
 cm_status_t cm_shadow_map(void);
 bool cm_shadow_mapped(void);
 
+/* Writes the shadow of shared page p: n bytes at sh (0xff: accesses call out; 0: nothing). */
+typedef void (*cm_shadow_paint_t)(uint64_t p, uint8_t *sh, size_t n);
+
 /* The protocol's pages [app, app + npages * page): their shadow is filled on first use, page
- * by page of shadow, from armed(p) for each shared page p it covers. */
-cm_status_t cm_shadow_attach(void *app, uint64_t npages, size_t page, bool (*armed)(uint64_t p));
+ * by page of shadow, by paint for each shared page p it covers. */
+cm_status_t cm_shadow_attach(void *app, uint64_t npages, size_t page, cm_shadow_paint_t paint);
 void cm_shadow_detach(void);
 
-/* Shared page p: stores must reach the hook (armed) or need nothing. */
+/* Shared page p: accesses must reach the hook (armed) or need nothing. */
 void cm_shadow_set(uint64_t p, bool armed);
+
+/* Shared page p's shadow, painted again (where it was filled). */
+void cm_shadow_repaint(uint64_t p);
+
+/* The shadow of [addr, addr + len) within one shared page (8-byte aligned ends): armed or not.
+ * Software line fills arm and disarm single lines. */
+void cm_shadow_set_range(uintptr_t addr, size_t len, bool armed);
 
 /* Forgets every filled shadow page: each is filled again from armed() on its next use. */
 cm_status_t cm_shadow_reset(void);

@@ -18,7 +18,8 @@
     _(release_ns,    "in releases (write-through flush, delayed notices)") \
     _(acquire_ns,    "in acquires (notice drain, self-invalidation)") \
     _(handler_ns,    "TreadMarks: serving requests while the application computed (interrupts)") \
-    _(offload_cpu_ns, "CPU time of the offload thread (CHH*, NSH*: emulating the snooping interface)")
+    _(offload_cpu_ns, "CPU time of the offload thread (CHH*, NSH*: emulating the snooping interface)") \
+    _(line_fill_ns,  "in software line fills (NS*: access checks that missed)")
 
 /* Counts. */
 #define CM_STATS_COUNTERS(_) \
@@ -26,6 +27,7 @@
     _(write_faults,       "page faults on a store") \
     _(pages_fetched,      "pages copied from their home") \
     _(pages_mapped,       "pages mapped onto their home's memory (NH variants)") \
+    _(line_fills,         "lines fetched from their home by access checks (NS variants)") \
     _(home_migrations,    "pages whose home moved here on first touch") \
     _(dir_updates,        "directory read-modify-writes") \
     _(dir_retries,        "directory compare-and-swap retries") \
@@ -40,6 +42,7 @@
     _(doubled_stores,     "shared stores forwarded to homes (hook calls)") \
     _(forwarded_puts,     "write-through transfers to homes") \
     _(merge_flushes,      "merge-buffer lines written through") \
+    _(folded_stores,      "NSS*: stores whose check the compiler folded into a load check, found by line twins") \
     _(offload_passes,     "passes of the offload thread over its pages (CHH*, NSH*)") \
     _(lock_acquires_local,  "lock acquires, lock homed here") \
     _(lock_acquires_remote, "lock acquires, lock homed elsewhere") \

@@ -39,6 +39,7 @@ cm_cm_t cm_cm;
 static const cm_fill_ops_t *const cm_cm_fills[CM_FILL_COUNT] = {
     [CM_FILL_PAGE] = &cm_fill_page_ops,
     [CM_FILL_MAP]  = &cm_fill_map_ops,
+    [CM_FILL_LINE] = &cm_fill_line_ops,
 };
 static const cm_write_ops_t *const cm_cm_writes[CM_WRITE_COUNT] = {
     [CM_WRITE_HOOKS]  = &cm_write_hooks_ops,
@@ -105,9 +106,10 @@ static cm_status_t cm_cm_write_transition(uint64_t p)
 
 /* ---- faults -------------------------------------------------------------------- */
 
-static cm_status_t cm_cm_fault(void *addr, bool write)
+/* Page p joins the directory's sharing set: from a fault (whole) or an access check. */
+static cm_status_t cm_cm_fault_page(uint64_t p, bool write, bool whole)
 {
-    uint64_t p = cm_cm_page((uintptr_t)addr), t0 = cm_ticks();
+    uint64_t t0 = cm_ticks();
     cm_pte_t *pte = &cm_cm.pte[p];
     cm_dir_entry_t e;
     cm_dir_effects_t fx;
@@ -116,7 +118,7 @@ static cm_status_t cm_cm_fault(void *addr, bool write)
         if (write) {
             return cm_cm.write->write_fault(p); /* mapped without write permission */
         }
-        cm_error("unexpected fault at %p: page %" PRIu64 " is mapped", addr, p);
+        cm_error("unexpected fault at %p: page %" PRIu64 " is mapped", (void *)cm_cm_app(p), p);
         return CM_ERR_INVALID;
     }
     if (write) {
@@ -129,15 +131,61 @@ static cm_status_t cm_cm_fault(void *addr, bool write)
     if (fx.claimed_home) {
         cm_cm.st.home_migrations++;
     }
-    CM_CHECK(cm_cm.fill->map(p, (int)e.home, fx.claimed_home));
+    CM_CHECK(cm_cm.fill->map(p, (int)e.home, fx.claimed_home, whole));
     pte->flags &= CM_PTE_DIRTY | CM_PTE_LISTED; /* a store may have been recorded just before it faulted */
     CM_CHECK(cm_cm_protect(p, cm_cm.write->joining(p, (int)e.home, write)));
     pte->mapped = 1;
     pte->home   = (uint16_t)e.home;
-    cm_shadow_set(p, cm_cm.write->armed(p));
+    cm_shadow_repaint(p);
     CM_CHECK(cm_cm_effects(p, &e, &fx));
     cm_cm.st.fault_ns += cm_ticks_to_ns(cm_ticks() - t0);
     return CM_OK;
+}
+
+static cm_status_t cm_cm_fault(void *addr, bool write)
+{
+    return cm_cm_fault_page(cm_cm_page((uintptr_t)addr), write, true);
+}
+
+cm_status_t cm_cm_join(uint64_t p, bool write)
+{
+    return cm_cm_fault_page(p, write, false);
+}
+
+/* The shadow of page p (src/cm_shadow.c): the fill mechanism's lines, the write mechanism's
+ * answer for stores. */
+static void cm_cm_paint(uint64_t p, uint8_t *sh, size_t n)
+{
+    bool w = cm_cm.write->armed(p);
+
+    if (cm_cm.fill->paint != NULL) {
+        cm_cm.fill->paint(p, sh, n, w);
+    } else {
+        memset(sh, w ? 0xff : 0, n);
+    }
+}
+
+/* Software access checks (fills with an access op): stores and loads reach the fill first. */
+static void cm_cm_access_store(uintptr_t addr, size_t len)
+{
+    cm_cm.fill->access(addr, len, true, false);
+    if (cm_cm.write->store != NULL) {
+        cm_cm.write->store(addr, len);
+    }
+}
+
+/* Written already, by libc or the runtime for the program (cm_hook_store). */
+static void cm_cm_access_wrote(uintptr_t addr, size_t len)
+{
+    cm_cm.fill->access(addr, len, true, true);
+    if (cm_cm.write->store != NULL) {
+        cm_cm.write->store(addr, len);
+    }
+}
+
+static void cm_cm_access_load(uintptr_t addr, size_t len)
+{
+    cm_cm.fill->access(addr, len, false, false);
 }
 
 /* ---- invalidation ------------------------------------------------------------- */
@@ -163,7 +211,7 @@ static cm_status_t cm_cm_invalidate(uint64_t p)
     CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_LEAVE, NULL, NULL, &e, &fx));
     pte->mapped = 0;
     pte->flags &= CM_PTE_LISTED; /* still on the dirty list: no second entry */
-    cm_shadow_set(p, true);
+    cm_shadow_repaint(p);
     cm_cm.st.invalidations++;
     return CM_OK;
 }
@@ -485,8 +533,11 @@ static cm_status_t cm_cm_init(void)
         cm_error("mprotect of the shared region failed: %s", strerror(errno));
         return CM_ERR_NO_MEMORY;
     }
-    CM_CHECK(cm_shadow_attach(cm_cm.app, cm_cm.npages, cm_cm.ps, cm_cm.write->armed));
-    if (cm_cm.write->store != NULL) {
+    CM_CHECK(cm_shadow_attach(cm_cm.app, cm_cm.npages, cm_cm.ps, cm_cm_paint));
+    if (cm_cm.fill->access != NULL) {
+        cm_hooks_set_range((uintptr_t)cm_cm.app, cm_cm.npages << cm_cm.shift, cm_cm_access_store);
+        cm_hooks_set_access(cm_cm_access_load, cm_cm_access_wrote);
+    } else if (cm_cm.write->store != NULL) {
         cm_hooks_set_range((uintptr_t)cm_cm.app, cm_cm.npages << cm_cm.shift, cm_cm.write->store);
     }
 

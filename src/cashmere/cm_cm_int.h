@@ -55,10 +55,20 @@ typedef struct {
     void (*fini)(void);
     /* Page p just joined; its home is home (claimed_home: it just moved here, its data copied
      * in). Makes its data reachable at its application address, still without access: the
-     * events then set the protection the write mechanism asks for. */
-    cm_status_t (*map)(uint64_t p, int home, bool claimed_home);
+     * events then set the protection the write mechanism asks for. whole: a fault of code
+     * without access checks joined it, so every byte must be current now; else an access
+     * check did (cm_cm_join), which fills only what it touches. */
+    cm_status_t (*map)(uint64_t p, int home, bool claimed_home, bool whole);
     /* Page p leaves (self-invalidation): no access may see its old data afterwards. */
     cm_status_t (*drop)(uint64_t p);
+    /* Software access checks, NULL where loads need none: [addr, addr + len) (within the
+     * region) is about to be loaded or stored (a compiled check comes once for a
+     * read-modify-write: the bytes must be current either way), or was just written by the
+     * runtime or libc on the program's behalf (wrote: those bytes are ours, kept). */
+    void (*access)(uintptr_t addr, size_t len, bool store, bool wrote);
+    /* The shadow of page p (n bytes at sh), write_armed: the write mechanism's answer for it;
+     * NULL: all of the page from write_armed. */
+    void (*paint)(uint64_t p, uint8_t *sh, size_t n, bool write_armed);
 } cm_fill_ops_t;
 
 /*
@@ -90,10 +100,24 @@ typedef struct {
     /* The mechanism's own counters into s; and their reset. */
     void (*stats)(cm_stats_t *s);
     void (*stats_reset)(void);
+    /* Bytes of the home's copy of a line arrive (software line fills): [addr, addr + len) of our
+     * copy becomes data, except [keep_lo, keep_hi) (stored here: ours). NULL: a plain copy into
+     * the network view. The offload engine also takes the line into the page's twin, so that
+     * fetched bytes are never mistaken for stores. */
+    void (*install)(uintptr_t addr, const void *data, size_t len, uintptr_t keep_lo,
+                    uintptr_t keep_hi);
+    /* A load check reported [addr, addr + len) of a page homed elsewhere (software line fills):
+     * with load checks on, the compiler may have folded a store's check into it. NULL: stores
+     * need no check. */
+    void (*loaded)(uintptr_t addr, size_t len);
+    /* Writes are learned from write faults: a page dropped but left mapped (line fills) must
+     * lose write permission. */
+    bool faults_on_write;
 } cm_write_ops_t;
 
 extern const cm_fill_ops_t cm_fill_page_ops;
 extern const cm_fill_ops_t cm_fill_map_ops;
+extern const cm_fill_ops_t cm_fill_line_ops;
 extern const cm_write_ops_t cm_write_hooks_ops;
 extern const cm_write_ops_t cm_write_mapped_ops;
 extern const cm_write_ops_t cm_write_offload_ops;
@@ -200,6 +224,26 @@ static inline bool cm_cm_write_through(int home, uintptr_t addr, size_t len)
     return false;
 }
 
+/* Line bytes fetched from the home into our copy (network view): all of [addr, addr + len)
+ * except [keep_lo, keep_hi), bytes stored here. */
+static inline void cm_cm_install_copy(uintptr_t addr, const void *data, size_t len,
+                                      uintptr_t keep_lo, uintptr_t keep_hi)
+{
+    char *net = cm_cm.net + (addr - (uintptr_t)cm_cm.app);
+    uintptr_t end = addr + len;
+
+    if (keep_hi <= addr || keep_lo >= end) {
+        memcpy(net, data, len);
+        return;
+    }
+    if (keep_lo > addr) {
+        memcpy(net, data, keep_lo - addr);
+    }
+    if (keep_hi < end) {
+        memcpy(net + (keep_hi - addr), (const char *)data + (keep_hi - addr), end - keep_hi);
+    }
+}
+
 static inline cm_status_t cm_cm_protect(uint64_t p, int prot)
 {
     if (mprotect(cm_cm_app(p), cm_cm.ps, prot) != 0) {
@@ -208,5 +252,9 @@ static inline cm_status_t cm_cm_protect(uint64_t p, int prot)
     }
     return CM_OK;
 }
+
+/* Page p joins from a software access check (not a fault): as a fault would, but its data is
+ * filled only where touched (cm_fill_ops_t.map's whole is false). */
+cm_status_t cm_cm_join(uint64_t p, bool write);
 
 #endif

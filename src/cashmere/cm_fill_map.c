@@ -61,8 +61,9 @@ static void cm_fm_fini(void)
 
 /* The page's view becomes the home's memory (our own for a page homed here: its own view may
  * still alias a former home). The access comes after, from the write mechanism. */
-static cm_status_t cm_fm_map(uint64_t p, int home, bool claimed_home)
+static cm_status_t cm_fm_map(uint64_t p, int home, bool claimed_home, bool whole)
 {
+    (void)whole; /* the whole page, always */
     (void)claimed_home; /* copied into our memory while the entry was held: mapped like any */
     CM_CHECK(cm_rma_alias(cm_cm.rma, home, cm_cm_net(p), cm_cm_app(p), cm_cm.ps));
     cm_cm.st.pages_mapped++;

@@ -17,8 +17,9 @@ static void cm_fp_fini(void)
 {
 }
 
-static cm_status_t cm_fp_map(uint64_t p, int home, bool claimed_home)
+static cm_status_t cm_fp_map(uint64_t p, int home, bool claimed_home, bool whole)
 {
+    (void)whole; /* the whole page, always */
     /* A page that just moved here was copied in while its entry was held (cm_cm_held). */
     if (!claimed_home && home != cm_cm.me) {
         CM_CHECK(cm_rma_get(cm_cm.rma, home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));

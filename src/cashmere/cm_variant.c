@@ -17,8 +17,9 @@ const cm_mechanism_info_t cm_fill_mechanisms[CM_FILL_COUNT] = {
                               "hit the local copy", true},
     [CM_FILL_MAP]  = {"map", "the page is mapped onto the home's memory (node-local peers): loads "
                              "reach it directly, nothing is copied", true},
-    [CM_FILL_LINE] = {"line", "instrumented loads and stores fill 64-byte lines from the home "
-                              "(RMA get) on a miss", false},
+    [CM_FILL_LINE] = {"line", "load and store checks fill lines (CM_LINE_SIZE, 64 B) from the "
+                              "home with one RMA get on a miss; invalidation re-arms the lines",
+                      true},
 };
 
 const cm_mechanism_info_t cm_write_mechanisms[CM_WRITE_COUNT] = {

@@ -21,6 +21,7 @@
 #include "src/cm_replica_heap.h"
 #include "src/cm_runtime.h"
 #include "src/cm_shadow.h"
+#include "src/cashmere/cm_folded.h"
 
 #include <stdlib.h>
 
@@ -32,6 +33,8 @@ static struct {
     size_t           pend_len;
     char             *pend_dst;   /* its home's copy when plain stores reach it, or NULL */
     bool             direct;      /* plain stores into homes' memory since the last fence */
+    bool             watch;       /* load checks on: stores folded into them (cm_folded.h) */
+    cm_folded_t      folded;
 } cm_wh;
 
 /* Must stores to page p reach the hook? Not when it is mapped, homed here (nothing to forward)
@@ -124,7 +127,7 @@ __attribute__((noinline)) static void cm_wh_store_slow(uintptr_t addr, size_t le
         cm_pte_t *pte = &cm_cm.pte[p];
         cm_cm_mark_dirty(p);
         if (pte->mapped && pte->home == cm_cm.me && !cm_cm.check) {
-            cm_shadow_set(p, false); /* homed here, transition pending: later stores add nothing */
+            cm_shadow_repaint(p); /* homed here, transition pending: later stores add nothing */
         }
         if (cm_cm.check && pte->mapped && !(pte->flags & CM_PTE_OPEN)) {
             /* Checked pages are read-only until a store the hooks see: this one. */
@@ -186,9 +189,31 @@ static void cm_wh_store(uintptr_t addr, size_t len)
     CM_RT_LEAVE();
 }
 
+/* A store whose check the compiler folded into a load check, found at a flush. */
+static void cm_wh_folded(uintptr_t addr, size_t len)
+{
+    cm_cm_mark_dirty(cm_cm_page(addr));
+    cm_cm.st.doubled_stores++;
+    if (cm_wh.merge) {
+        cm_merge_record(&cm_wh.mb, addr, len);
+    } else {
+        cm_wh_forward(addr, len);
+    }
+}
+
+static void cm_wh_loaded(uintptr_t addr, size_t len)
+{
+    if (cm_wh.watch) {
+        cm_folded_watch(&cm_wh.folded, addr, len);
+    }
+}
+
 /* Forwards everything buffered or pending (release, acquire, finalize). */
 static void cm_wh_flush(void)
 {
+    if (cm_wh.watch && cm_wh.folded.n != 0) {
+        cm_folded_flush(&cm_wh.folded, cm_wh_folded);
+    }
     if (cm_wh.merge) {
         cm_merge_flush(&cm_wh.mb);
     } else if (cm_wh.pend_len != 0) {
@@ -282,6 +307,11 @@ static cm_status_t cm_wh_init(void)
     }
     cm_merge_init(&cm_wh.mb, cm_wh.mb_entries, (unsigned)cfg->merge_lines, cm_wh_forward_range,
                   NULL);
+    if (cm_variants[cm_cm.variant].build == CM_BUILD_ACCESSES) {
+        cm_wh.watch = true;
+        CM_CHECK(cm_folded_init(&cm_wh.folded, cm_cm.app, cm_cm.net, cm_cm.npages << cm_cm.shift,
+                                (size_t)cfg->line_size));
+    }
     if (cm_cm.check) {
         CM_CHECK(cm_sc_init(cm_cm.app, cm_cm.net, cm_cm.npages, cm_cm.ps));
     }
@@ -291,6 +321,9 @@ static cm_status_t cm_wh_init(void)
 static void cm_wh_fini(void)
 {
     free(cm_wh.mb_entries);
+    if (cm_wh.watch) {
+        cm_folded_fini(&cm_wh.folded);
+    }
     if (cm_cm.check) {
         cm_sc_fini();
     }
@@ -299,11 +332,13 @@ static void cm_wh_fini(void)
 static void cm_wh_stats(cm_stats_t *s)
 {
     s->merge_flushes = cm_wh.mb.line_flushes;
+    s->folded_stores = cm_wh.folded.found;
 }
 
 static void cm_wh_stats_reset(void)
 {
     cm_wh.mb.line_flushes = 0;
+    cm_wh.folded.found    = 0;
 }
 
 const cm_write_ops_t cm_write_hooks_ops = {
@@ -314,6 +349,7 @@ const cm_write_ops_t cm_write_hooks_ops = {
     .write_fault = cm_wh_write_fault,
     .armed       = cm_wh_armed,
     .store       = cm_wh_store,
+    .loaded      = cm_wh_loaded,
     .flush       = cm_wh_flush,
     .settle      = cm_wh_settle,
     .dropped     = NULL,

@@ -70,5 +70,6 @@ const cm_write_ops_t cm_write_mapped_ops = {
     .dropped     = NULL,
     .reset       = NULL,
     .stats       = NULL,
+    .faults_on_write = true,
     .stats_reset = NULL,
 };

@@ -28,6 +28,7 @@
 #include "src/util/cm_time.h"
 
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -149,6 +150,8 @@ static void *cm_wo_main(void *arg)
     struct timespec pause = {.tv_sec  = (time_t)(cm_wo.pause_ns / 1000000000ull),
                              .tv_nsec = (long)(cm_wo.pause_ns % 1000000000ull)};
     (void)arg;
+    /* The default timer slack (50 us) would stretch every pause past what was asked. */
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     while (!cm_wo.stop) {
         pthread_mutex_lock(&cm_wo.mu);
         if (cm_wo.nactive > 0) {
@@ -246,6 +249,21 @@ static void cm_wo_flush(void)
 {
     pthread_mutex_lock(&cm_wo.mu);
     cm_wo_pass(true);
+    pthread_mutex_unlock(&cm_wo.mu);
+}
+
+/* Fetched line bytes (software line fills): into our copy and, for a tracked page, its twin,
+ * under the pass's lock: the thread must never see them as our stores. */
+static void cm_wo_install(uintptr_t addr, const void *data, size_t len, uintptr_t keep_lo,
+                          uintptr_t keep_hi)
+{
+    uint64_t p = cm_cm_page(addr);
+
+    pthread_mutex_lock(&cm_wo.mu);
+    cm_cm_install_copy(addr, data, len, keep_lo, keep_hi);
+    if (cm_wo.slot[p] != 0) {
+        memcpy((char *)cm_wo_twin(p) + (addr - (uintptr_t)cm_cm_app(p)), data, len);
+    }
     pthread_mutex_unlock(&cm_wo.mu);
 }
 
@@ -354,5 +372,7 @@ const cm_write_ops_t cm_write_offload_ops = {
     .dropped     = cm_wo_dropped,
     .reset       = cm_wo_reset,
     .stats       = cm_wo_stats,
+    .install     = cm_wo_install,
+    .faults_on_write = true,
     .stats_reset = cm_wo_stats_reset,
 };

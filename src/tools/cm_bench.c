@@ -597,6 +597,60 @@ static void loop_dir(void *arg, int n)
     }
 }
 
+/*
+ * Where stores reach the home with no software on the writer's path (a mapping, or the
+ * offload thread playing the snooping interface): how long until the home sees a store.
+ * Rank 0 stores a sequence number into a page homed at the target; the target, polling its
+ * master copy, puts it back into rank 0's scratch word. Next to two puts, what a network
+ * interface forwarding the store and one acknowledging it would cost. Software doubling
+ * (the hooks) forwards a store at the next one or at a release, and a merge buffer holds it
+ * until its line is displaced or released: no row for them.
+ */
+static void cm_bench_forwarding(cm_bench_t *b, char *store_page, double put8)
+{
+    const cm_variant_info_t *row = &cm_variants[cm_rt.config.variant];
+    const int me = cm_rank(), t = b->target, n = 100;
+    volatile uint64_t *slot = (volatile uint64_t *)(void *)(store_page + 64);
+    uint64_t *ack = (uint64_t *)(void *)cm_rt.scratch;
+    double t_rt[CM_BENCH_MAX_BATCHES];
+    static char name[64];
+
+    if (row->write == CM_WRITE_HOOKS || row->merge == CM_MERGE_BUFFER) {
+        return; /* a merge buffer holds a store until its line is displaced or released */
+    }
+    if (me == 0) {
+        *ack = 0;
+    }
+    cm_barrier();
+    if (me == 0) {
+        uint64_t seq = 0;
+        *slot = 0; /* joins the page and, under the offload thread, takes its twin */
+        for (int i = -1; i < b->batches; i++) { /* batch -1 warms up */
+            uint64_t t0 = cm_time_ns();
+            for (int k = 0; k < n; k++) {
+                *slot = ++seq;
+                cm_rma_wait_u64(b->rma, ack, CM_CMP_EQ, seq);
+            }
+            if (i >= 0) {
+                t_rt[i] = (double)(cm_time_ns() - t0) / n;
+            }
+        }
+        snprintf(name, sizeof(name), "store seen at the home, round trip (%s writes)",
+                 cm_write_mechanisms[row->write].name);
+        cm_bench_add(b, name, 8, "us", cm_bench_median(t_rt, b->batches) / 1e3, 2 * put8,
+                     "2 x (put + flush)");
+    } else if (me == t) {
+        for (uint64_t seq = 1; seq <= (uint64_t)n * (uint64_t)(b->batches + 1); seq++) {
+            while (*slot != seq) {
+                cm_rma_progress(b->rma); /* peers' puts over TCP need this process */
+            }
+            cm_bench_check(cm_rma_put_u64_nbi(b->rma, 0, ack, seq), "acknowledgement");
+            cm_bench_check(cm_rma_flush(b->rma, 0), "acknowledgement");
+        }
+    }
+    cm_barrier();
+}
+
 static void cm_bench_protocol(cm_bench_t *b)
 {
     const int me = cm_rank(), np = cm_nprocs(), t = b->target;
@@ -674,9 +728,17 @@ static void cm_bench_protocol(cm_bench_t *b)
         double dbl  = cm_bench_median_of(b, loop_store_shared, store_page, 1 << 14);
         /* In ns: a store is a fraction of a microsecond. */
         cm_bench_add(b, "store, private", 8, "ns", priv, -1, NULL);
-        cm_bench_add(b, (strcmp(vname, "CHSN") == 0) ? "store, shared page (CHSN doubling)"
-                                                     : "store, shared page (CHSM doubling)",
-                     8, "ns", dbl, priv, "private store");
+        {
+            static char name[64];
+            const cm_variant_info_t *row = &cm_variants[cm_rt.config.variant];
+            if (row->write == CM_WRITE_HOOKS) {
+                snprintf(name, sizeof(name), "store, shared page (%s doubling)", vname);
+            } else {
+                snprintf(name, sizeof(name), "store, shared page (%s, %s writes)", vname,
+                         cm_write_mechanisms[row->write].name);
+            }
+            cm_bench_add(b, name, 8, "ns", dbl, priv, "private store");
+        }
 
         /* Uncontended remote lock: the lock's tail lives at the target. */
         ns = cm_bench_median_of(b, loop_lock, &lock, 200);
@@ -704,6 +766,7 @@ static void cm_bench_protocol(cm_bench_t *b)
         put8 = cm_bench_value(b, "put + flush (remote completion)", 8);
     }
     cm_barrier();
+    cm_bench_forwarding(b, store_page, put8);
 
     /* Contended lock: everyone loops on the target's lock; time per hand-off. */
     {

@@ -56,6 +56,9 @@
     _(merge_lines, MERGE_LINES, UINT, "16", "0..65536", "protocol", \
       "Entries (64-byte lines with per-byte dirty masks) of the software merge buffer of the *SM " \
       "variants; a line is written through to its home when evicted and at every release.") \
+    _(line_size, LINE_SIZE, SIZE, "64", NULL, "protocol", \
+      "NS* (software line fills): the bytes a load or store miss fetches from the page's home in " \
+      "one get; a power of two from 8 to the page size.") \
     _(offload_pause, OFFLOAD_PAUSE, TIME, "20us", NULL, "protocol", \
       "CHH* and NSH* (writes forwarded by the offload thread): the pause between the thread's " \
       "passes over the pages written here. Shorter: stores reach homes sooner, at more CPU time " \

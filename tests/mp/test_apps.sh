@@ -1,31 +1,57 @@
 #!/bin/bash
 # The application suite at its test size verifies under both protocols: every
-# variant of the table this machine can run, TreadMarks with both write detections at 1, 2 and 4
-# processes over shared memory; cmrun finds
-# an app by its bare name in CM_APPS_DIR; a corrupted result fails verification.
-# The sequential baseline (CM_PROTOCOL=none) verifies at 1 process, plain binary
-# and hooked, and refuses 2 processes.
+# variant of the table this machine can run and TreadMarks with both write
+# detections, over shared memory; cmrun finds an app by its bare name in
+# CM_APPS_DIR; a corrupted result fails verification. The sequential baseline
+# (CM_PROTOCOL=none) verifies at 1 process (plain, hooked and access builds), and refuses 2.
+#
+# The matrix covers every pair, not every triple: each app runs under each
+# setting once, at 2 or 4 processes in turn (so every setting and every app
+# meets both counts), and at 1 process under the default variant and TreadMarks.
+# CMT_APPS_MATRIX=full runs every setting at 1, 2 and 4 processes.
 . "$top_srcdir/tests/lib.sh"
 use_shm
 export CM_APPS_DIR="$top_builddir/apps"
 QUICK=60 # seconds: the watchdog of a single run
 
-# The matrix: every variant of the table this machine can run, and TreadMarks.
 settings=("CM_PROTOCOL=treadmarks" "CM_PROTOCOL=treadmarks CM_TMK_WRITE_DETECT=scan")
 for v in $(available_variants); do
     settings+=("CM_PROTOCOL=cashmere CM_VARIANT=$v")
 done
+case "${CMT_APPS_MATRIX:-pairs}" in
+    pairs|full) ;;
+    *) fail "CMT_APPS_MATRIX='$CMT_APPS_MATRIX': pairs or full" ;;
+esac
+
+# The process counts of (app a, setting s) in the matrix.
+counts() {
+    if [ "${CMT_APPS_MATRIX:-pairs}" = full ]; then
+        echo 1 2 4
+        return
+    fi
+    local n=$(( ($1 + $2) % 2 ? 4 : 2 ))
+    case "${settings[$2]}" in
+        "CM_PROTOCOL=treadmarks"|"CM_PROTOCOL=cashmere CM_VARIANT=CHSM") echo 1 $n ;;
+        *) echo $n ;;
+    esac
+}
+
+runs=0
+a=0
 for app in sor sor_l gauss fft mgrid em3d water mp3d appbt; do
-    for np in 1 2 4; do
-        for setting in "${settings[@]}"; do
+    for s in "${!settings[@]}"; do
+        setting=${settings[$s]}
+        for np in $(counts $a $s); do
             note "$app, $np processes, $setting"
             expect_ok env $setting "$CMRUN" -n $np $app --size test
             expect_out "^$app: .*, $np processes: parallel section [0-9.]+ s$"
             expect_out "^VERIFY OK$"
+            runs=$((runs + 1))
         done
     done
+    a=$((a + 1))
     note "$app, the sequential baseline (CM_PROTOCOL=none)"
-    for bin in $app "$CM_APPS_DIR/$app.hooks"; do
+    for bin in $app "$CM_APPS_DIR/$app.hooks" "$CM_APPS_DIR/$app.access"; do
         expect_ok env CM_PROTOCOL=none "$CMRUN" -n 1 $bin --size test
         expect_out "^$app: .*, 1 processes: parallel section [0-9.]+ s$"
         expect_out "^VERIFY OK$"
@@ -35,6 +61,8 @@ for app in sor sor_l gauss fft mgrid em3d water mp3d appbt; do
     [ "$rc" -ne 0 ] || fail "$app --corrupt exited 0"
     expect_out "^VERIFY FAILED$"
 done
+
+echo "($runs parallel runs: ${#settings[@]} settings, matrix ${CMT_APPS_MATRIX:-pairs})"
 
 note "CM_PROTOCOL=none refuses more than one process, before the job starts"
 expect_fail env CM_PROTOCOL=none "$CMRUN" -n 2 sor --size test

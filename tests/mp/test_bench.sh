@@ -50,6 +50,14 @@ note "software doubling without merging (CHSN)"
 expect_ok env CM_VARIANT=CHSN "$CMRUN" -n 2 "$CM_BENCH" --batches 1
 expect_out "^store, shared page \(CHSN doubling\) +8 B +[0-9.]+ ns +[0-9.]+ ns"
 
+for v in CHHN NHHN; do
+    "$CM_INFO" --variants | grep -q "^$v available" || { echo "($v does not run here: no row to check)"; continue; }
+    note "$v: how long until the home sees a store, next to two puts"
+    expect_ok env CM_VARIANT=$v "$CMRUN" -n 2 "$CM_BENCH" --batches 1
+    expect_out "^store, shared page \\($v, (offload|mapped) writes\\) +8 B +[0-9.]+ ns"
+    expect_out "^store seen at the home, round trip \\((offload|mapped) writes\\) +8 B +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +2 x \\(put \\+ flush\\)"
+done
+
 note "TreadMarks: the thesis's basic costs next to the message round trip"
 expect_ok env CM_PROTOCOL=treadmarks "$CMRUN" -n 3 "$CM_BENCH" --json --batches 1
 expect_out '"protocol": "treadmarks"'

@@ -47,6 +47,23 @@ done
 expect_fail env CMCC_CHECKS=bogus "$CMCC" "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/y"
 expect_out "cmcc: error: CMCC_CHECKS='bogus': callback or inline"
 
+note "--accesses: loads checked too, for the software line fills of the NS variants"
+expect_ok "$CMCC" --accesses "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/sumacc"
+nm "$tmp/sumacc" | grep -q " T __asan_report_load8_noabort$" || fail "no load hooks linked in"
+nm "$tmp/sumacc" | grep -q " [DR] cm_hooks_loads$" || fail "the load-check marker is not linked in"
+expect_ok "$CMCC" --accesses --showme "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/x"
+printf '%s\n' "$out" | grep -q "asan-instrument-reads=0" && fail "--accesses left loads unchecked"
+expect_out "-fno-builtin-memcmp"
+for variant in NSSN NSHM; do
+    expect_ok env CM_VARIANT=$variant "$CMRUN" -n 3 "$tmp/sumacc"
+    [ "$(count_out 'VERIFY OK, message .written through a libc call.$')" -eq 3 ] || fail "$variant: wrong sums"
+done
+run "$JOB_TIMEOUT" env CM_VARIANT=NSSN "$CMRUN" -n 2 "$tmp/sum"
+[ "$rc" -ne 0 ] || fail "a build without load checks ran under NSSN"
+expect_out "CM_VARIANT=NSSN checks loads in software, but this program was built without load checks"
+expect_fail env CMCC_CHECKS=callback "$CMCC" --accesses "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/y"
+expect_out "cmcc: error: --accesses needs CMCC_CHECKS=inline"
+
 note "the same source built plain is refused under CHSM with a clear message"
 expect_ok cc "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/plain" -lcashmere
 run "$JOB_TIMEOUT" "$CMRUN" -n 2 "$tmp/plain"

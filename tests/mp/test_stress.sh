@@ -1,11 +1,13 @@
 #!/bin/bash
 # The short stress run of make check: one round of the whole matrix of
-# tests/mp/stress.sh (every litmus case, wordlocks included, under CHSM and
-# CHSN with both directory forms and under TreadMarks, over shared memory and
-# TCP, at 3 and 4 processes: 180 runs, about 2.5 minutes on 2 cores), each run
-# with its own random delays and knobs. The driver seed is new each time and
-# printed; CMT_STRESS_SEED repeats one. No run starts after 5 minutes, so a
-# slow or hanging protocol cannot hold make check for long.
+# tests/mp/stress.sh (every litmus case, wordlocks included, under every
+# variant that runs here with both directory forms and under TreadMarks, over
+# shared memory and TCP, at 3 and 4 processes: 684 runs), each run with its
+# own random delays and knobs, in an order shuffled from the driver seed. No
+# run starts after 5 minutes (about 250 runs on 2 cores get started), so a
+# slow or hanging protocol cannot hold make check for long, and each make
+# check covers another part of the matrix. The driver seed is new each time and
+# printed; CMT_STRESS_SEED repeats one.
 # The long version: tests/mp/stress.sh --rounds 200 (README, Tests).
 : "${top_srcdir:?run through make check}"
 stress=("$BASH" "$top_srcdir/tests/mp/stress.sh")
