@@ -651,6 +651,113 @@ static void cm_bench_forwarding(cm_bench_t *b, char *store_page, double put8)
     cm_barrier();
 }
 
+/*
+ * Remote page faults on pages homed at the target, each read once per
+ * pass: first touch of the local frame (cold), then, after the barrier's
+ * acquire has invalidated them all (rank 0's joins turned them weak), the
+ * same pages again: a re-fetch into a resident frame, the steady state of
+ * a program.
+ */
+static void cm_bench_page_faults(cm_bench_t *b, char *pages, int npages)
+{
+    const int me = cm_rank();
+    const size_t ps = cm_rt.page_size;
+    double t_cold[CM_BENCH_MAX_BATCHES], t_warm[CM_BENCH_MAX_BATCHES];
+    uint64_t faults0 = 0, faults1 = 0;
+    cm_stats_t st;
+
+    for (int pass = 0; pass < 2; pass++) {
+        double *t_pass = pass ? t_warm : t_cold;
+        if (me == 0) {
+            cm_rt.proto->stats(&st);
+            faults0 = st.read_faults;
+            for (int i = -1, next = 0; i < b->batches; i++) { /* batch -1 warms up */
+                uint64_t t0 = cm_time_ns();
+                for (int k = 0; k < CM_BENCH_FAULTS; k++) {
+                    (void)*(volatile char *)(pages + (size_t)next++ * ps);
+                }
+                if (i >= 0) {
+                    t_pass[i] = (double)(cm_time_ns() - t0) / CM_BENCH_FAULTS;
+                }
+            }
+            cm_rt.proto->stats(&st);
+            faults1 = st.read_faults;
+            if (faults1 - faults0 != (uint64_t)npages) {
+                cm_abort(1, "cm_bench: %d page reads took %" PRIu64 " faults (pass %d): "
+                         "the pages were not invalidated", npages, faults1 - faults0, pass);
+            }
+        }
+        cm_barrier();
+    }
+    if (me == 0) {
+        double fault_floor = cm_bench_value(b, "fault: SIGSEGV + mprotect (handler)", 0) +
+                             cm_bench_value(b, "get", 4096);
+        cm_bench_add(b, "page fault, remote home, read", 4096, "us",
+                     cm_bench_median(t_warm, b->batches) / 1e3, fault_floor,
+                     "SIGSEGV + mprotect + 4 KiB get");
+        cm_bench_add(b, "page fault, remote home, read, frame cold", 4096, "us",
+                     cm_bench_median(t_cold, b->batches) / 1e3, fault_floor,
+                     "SIGSEGV + mprotect + 4 KiB get");
+    }
+}
+
+/*
+ * Software line fills (NS**): no fault, a load check that misses. The first read of each
+ * page homed at the target joins the directory and fills one line; a read of the page's next
+ * line is a line miss alone (the page stays joined), next to one get of a line. Each pass
+ * after the barrier's acquire has invalidated the pages again.
+ */
+static void cm_bench_line_fills(cm_bench_t *b, char *pages, int npages)
+{
+    const int me = cm_rank();
+    const size_t ps = cm_rt.page_size, line = (size_t)cm_rt.config.line_size;
+    /* The get measured nearest a line's size; a page of one line has no second line. */
+    const size_t ref = (line <= 8) ? 8 : (line <= 64) ? 64 : 4096;
+    double t_join[CM_BENCH_MAX_BATCHES], t_miss[CM_BENCH_MAX_BATCHES];
+    uint64_t fills0 = 0;
+    cm_stats_t st;
+
+    if (line >= ps) {
+        if (me == 0) {
+            printf("# CM_LINE_SIZE=%zu is the page: no line-miss rows\n", line);
+        }
+        return;
+    }
+    if (me == 0) {
+        cm_rt.proto->stats(&st);
+        fills0 = st.line_fills;
+        for (int pass = 0; pass < 2; pass++) {
+            double *t_pass = pass ? t_miss : t_join;
+            for (int i = -1, next = 0; i < b->batches; i++) { /* batch -1 warms up */
+                uint64_t t0 = cm_time_ns();
+                for (int k = 0; k < CM_BENCH_FAULTS; k++) {
+                    (void)*(volatile char *)(pages + (size_t)next++ * ps + (size_t)pass * line);
+                }
+                if (i >= 0) {
+                    t_pass[i] = (double)(cm_time_ns() - t0) / CM_BENCH_FAULTS;
+                }
+            }
+        }
+        cm_rt.proto->stats(&st);
+        if (st.line_fills - fills0 != 2 * (uint64_t)npages) {
+            cm_abort(1, "cm_bench: %d line reads took %" PRIu64 " line fills: the lines were "
+                     "not invalid", 2 * npages, st.line_fills - fills0);
+        }
+    }
+    cm_barrier();
+    if (me == 0) {
+        double get = cm_bench_value(b, "get", ref);
+        cm_bench_add(b, "line miss, remote home, read", line, "us",
+                     cm_bench_median(t_miss, b->batches) / 1e3, get, "get of a line");
+        /* The join opens the page (one mprotect: half the pair) and updates the entry. */
+        cm_bench_add(b, "page join + line fill, remote home", line, "us",
+                     cm_bench_median(t_join, b->batches) / 1e3,
+                     get + cm_bench_value(b, "atomic compare-and-swap", 8) +
+                         cm_bench_value(b, "mprotect pair", 0) / 2,
+                     "compare-and-swap + mprotect + get");
+    }
+}
+
 static void cm_bench_protocol(cm_bench_t *b)
 {
     const int me = cm_rank(), np = cm_nprocs(), t = b->target;
@@ -672,50 +779,10 @@ static void cm_bench_protocol(cm_bench_t *b)
     }
     cm_barrier();
 
-    /*
-     * Remote page faults on pages homed at the target, each read once per
-     * pass: first touch of the local frame (cold), then, after the barrier's
-     * acquire has invalidated them all (rank 0's joins turned them weak), the
-     * same pages again: a re-fetch into a resident frame, the steady state of
-     * a program.
-     */
-    {
-        double t_cold[CM_BENCH_MAX_BATCHES], t_warm[CM_BENCH_MAX_BATCHES];
-        uint64_t faults0 = 0, faults1 = 0;
-        cm_stats_t st;
-        for (int pass = 0; pass < 2; pass++) {
-            double *t_pass = pass ? t_warm : t_cold;
-            if (me == 0) {
-                cm_rt.proto->stats(&st);
-                faults0 = st.read_faults;
-                for (int i = -1, next = 0; i < b->batches; i++) { /* batch -1 warms up */
-                    uint64_t t0 = cm_time_ns();
-                    for (int k = 0; k < CM_BENCH_FAULTS; k++) {
-                        (void)*(volatile char *)(pages + (size_t)next++ * ps);
-                    }
-                    if (i >= 0) {
-                        t_pass[i] = (double)(cm_time_ns() - t0) / CM_BENCH_FAULTS;
-                    }
-                }
-                cm_rt.proto->stats(&st);
-                faults1 = st.read_faults;
-                if (faults1 - faults0 != (uint64_t)npages) {
-                    cm_abort(1, "cm_bench: %d page reads took %" PRIu64 " faults (pass %d): "
-                             "the pages were not invalidated", npages, faults1 - faults0, pass);
-                }
-            }
-            cm_barrier();
-        }
-        if (me == 0) {
-            double fault_floor = cm_bench_value(b, "fault: SIGSEGV + mprotect (handler)", 0) +
-                                 cm_bench_value(b, "get", 4096);
-            cm_bench_add(b, "page fault, remote home, read", 4096, "us",
-                         cm_bench_median(t_warm, b->batches) / 1e3, fault_floor,
-                         "SIGSEGV + mprotect + 4 KiB get");
-            cm_bench_add(b, "page fault, remote home, read, frame cold", 4096, "us",
-                         cm_bench_median(t_cold, b->batches) / 1e3, fault_floor,
-                         "SIGSEGV + mprotect + 4 KiB get");
-        }
+    if (cm_variants[cm_rt.config.variant].fill == CM_FILL_LINE) {
+        cm_bench_line_fills(b, pages, npages);
+    } else {
+        cm_bench_page_faults(b, pages, npages);
     }
 
     if (me == 0) {

@@ -58,6 +58,18 @@ for v in CHHN NHHN; do
     expect_out "^store seen at the home, round trip \\((offload|mapped) writes\\) +8 B +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +2 x \\(put \\+ flush\\)"
 done
 
+for v in NSSN NSHN; do
+    "$CM_INFO" --variants | grep -q "^$v available" || { echo "($v does not run here: no row to check)"; continue; }
+    note "$v: software line fills, a line miss next to a get of a line"
+    expect_ok env CM_VARIANT=$v "$CMRUN" -n 2 "$CM_BENCH" --batches 1
+    expect_out "^line miss, remote home, read +64 B +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +get of a line"
+    expect_out "^page join \+ line fill, remote home +64 B +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +compare-and-swap \+ mprotect \+ get"
+    printf '%s\n' "$out" | grep -q "^page fault, remote home" && fail "$v: a page-fault row under line fills"
+    [ $v = NSSN ] || expect_out "^store seen at the home, round trip \(offload writes\) +8 B"
+done
+expect_ok env CM_VARIANT=NSSN CM_LINE_SIZE=256 "$CMRUN" -n 2 "$CM_BENCH" --batches 1
+expect_out "^line miss, remote home, read +256 B +[0-9.]+ us +[0-9.]+ us"
+
 note "TreadMarks: the thesis's basic costs next to the message round trip"
 expect_ok env CM_PROTOCOL=treadmarks "$CMRUN" -n 3 "$CM_BENCH" --json --batches 1
 expect_out '"protocol": "treadmarks"'
