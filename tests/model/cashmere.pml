@@ -27,6 +27,23 @@
  * release = transitions + flush, acquire = drain + invalidate + self-notices +
  * unsafe checks + overflow.
  *
+ * The mechanisms of the variants (src/cashmere/cm_fill_*.c, cm_write_*.c), one macro
+ * per dimension; none: page fill and store hooks (CHS*):
+ *   FILL_LINE      software line fills (NS**): the join copies nothing; a read of a
+ *                  page whose line is not valid gets it from the home (one line per
+ *                  page here: the words of both locks share it, as false sharing does);
+ *                  the join and the drop make the line invalid, home pages stay valid;
+ *   WRITE_MAPPED   NH**: the page is the home's memory (loads and stores reach it
+ *                  directly, nothing is copied or forwarded);
+ *   WRITE_OFFLOAD  CHH*, NSH*: a store changes the local copy only; the offload
+ *                  engine forwards what differs from the twin, at the latest when the
+ *                  page is settled (before its write transition and before it is
+ *                  dropped), and a line fill installs the fetched words in the twin too.
+ * Their orderings that must fail: LINE_KEEP (a line stays valid across a drop and a
+ * join), OFFLOAD_LATE (a release settles its pages after its transitions and flush),
+ * FILL_NO_TWIN (a line fill leaves the twin as it was: the fetched words look written
+ * and go back to the home, over newer ones).
+ *
  * The ordering that must fail: OLD_ORDER, notices posted after the entry is
  * released (the lost update; a counterexample in both forms). The old
  * pending-word rule is checked by ring.pml, where posters run concurrently.
@@ -86,6 +103,8 @@ c_code { int cm_probe; }
 #define R_INV_SELF    12   /* ... by a self-notice */
 #define R_INV_UNSAFE  13   /* ... by the check of an unsafe page */
 #define R_INV_ALL     14   /* ... because the ring overflowed */
+#define R_LINE_FILL   15   /* FILL_LINE: a line got from another home after its page was joined */
+#define R_FORWARD     16   /* WRITE_OFFLOAD: a settle forwards words that differ from the twin */
 
 #define F_UNSAFE 1
 #define F_FIXED  2
@@ -130,6 +149,12 @@ typedef pte_t {
     bit mapped[NPAGE]; bit dirty[NPAGE]; bit processed[NPAGE]; bit unsafe[NPAGE]; bit self[NPAGE];
     byte home[NPAGE]; byte ver[NPAGE];
     bit inflight[NPAGE * NLOCK];    /* a forwarded store on its way to home[p] */
+#ifdef FILL_LINE
+    bit valid[NPAGE];               /* the page's line is current */
+#endif
+#ifdef WRITE_OFFLOAD
+    byte twin[NPAGE * NLOCK];       /* the words as last forwarded or fetched */
+#endif
 };
 
 /* ---- helpers ------------------------------------------------------------------ */
@@ -422,7 +447,11 @@ inline write_transition(pg) {
 inline fault(pg) {
     dir_update(pg, OP_JOIN);
     if
+#if defined(FILL_LINE) || defined(WRITE_MAPPED)
+    :: false ->                                      /* nothing copied at the join */
+#else
     :: !fx_claim && e_home != me ->
+#endif
         d_step {                                     /* get of the whole page */
             xi = 0;
             do
@@ -435,21 +464,88 @@ inline fault(pg) {
     fi;
     d_step {
         pt.mapped[pg] = 1; pt.home[pg] = e_home;
-        pt.processed[pg] = 0; pt.unsafe[pg] = 0; pt.self[pg] = 0
+        pt.processed[pg] = 0; pt.unsafe[pg] = 0; pt.self[pg] = 0;
+#if defined(FILL_LINE) && !defined(LINE_KEEP)
+        pt.valid[pg] = (e_home == me);               /* homed here: the master copy */
+#endif
+#ifdef WRITE_OFFLOAD
+        xi = 0;                                      /* the twin: the page as it is now */
+        do
+        :: xi < NLOCK -> pt.twin[pg * NLOCK + xi] = mem[me].w[pg * NLOCK + xi]; xi++
+        :: else -> break
+        od;
+        xi = 0
+#else
+        skip
+#endif
     };
     effects(pg)
+}
+
+#ifdef FILL_LINE
+/* cm_fl_fill: one get of the line from the home, installed (offload: in the twin too). */
+inline line_fill(pg) {
+    d_step {
+        xi = 0;
+        do
+        :: xi < NLOCK ->
+            mem[me].w[pg * NLOCK + xi] = mem[pt.home[pg]].w[pg * NLOCK + xi];
+#if defined(WRITE_OFFLOAD) && !defined(FILL_NO_TWIN)
+            pt.twin[pg * NLOCK + xi] = mem[me].w[pg * NLOCK + xi];
+#endif
+            xi++
+        :: else -> break
+        od;
+        xi = 0;
+        pt.valid[pg] = 1;
+        REACHED(R_LINE_FILL)
+    }
+}
+#endif
+
+/* write->settle: the offload engine forwards what differs from the twin (puts in flight
+ * until the next flush). Else nothing: stores were forwarded as they happened. */
+inline settle(pg) {
+#ifdef WRITE_OFFLOAD
+    d_step {
+        if
+        :: pt.mapped[pg] && pt.home[pg] != me ->
+            xi = 0;
+            do
+            :: xi < NLOCK ->
+                if
+                :: mem[me].w[pg * NLOCK + xi] != pt.twin[pg * NLOCK + xi] ->
+                    pt.inflight[pg * NLOCK + xi] = 1;
+                    pt.twin[pg * NLOCK + xi] = mem[me].w[pg * NLOCK + xi];
+                    REACHED(R_FORWARD)
+                :: else -> skip
+                fi;
+                xi++
+            :: else -> break
+            od;
+            xi = 0
+        :: else -> skip
+        fi
+    }
+#else
+    skip
+#endif
 }
 
 /* cm_cm_invalidate. */
 inline invalidate(pg) {
     if
     :: pt.mapped[pg] ->
+        settle(pg);
         if
         :: pt.dirty[pg] && !pt.processed[pg] -> write_transition(pg)
         :: else -> skip
         fi;
-        d_step {                                     /* mprotect(PROT_NONE) */
+        d_step {                                     /* fill->drop */
             pt.mapped[pg] = 0;
+#if defined(FILL_LINE) && !defined(LINE_KEEP)
+            pt.valid[pg] = 0;
+#endif
             if
             :: why == 1 -> REACHED(R_INV_NOTICE)
             :: why == 2 -> REACHED(R_INV_SELF)
@@ -549,6 +645,9 @@ inline release_coherence() {
     rp = 0;
     do
     :: rp < NPAGE ->
+#ifndef OFFLOAD_LATE
+        settle(rp);
+#endif
         if
         :: pt.mapped[rp] && pt.dirty[rp] && !pt.processed[rp] -> write_transition(rp)
         :: else -> skip
@@ -558,7 +657,14 @@ inline release_coherence() {
     :: else -> break
     od;
     rp = 0;
-    flush_all()
+    flush_all();
+#ifdef OFFLOAD_LATE
+    do                                               /* forwarded after the release is seen */
+    :: rp < NPAGE -> settle(rp); rp++
+    :: else -> break
+    od;
+    rp = 0
+#endif
 }
 
 inline mcs_acquire(l) {
@@ -597,11 +703,17 @@ inline mcs_release(l) {
 inline store(pg, l, v) {
     d_step {
         pt.dirty[pg] = 1;
+#if defined(WRITE_MAPPED)
+        mem[pt.home[pg]].w[pg * NLOCK + l] = v       /* through the mapping, at the home */
+#elif defined(WRITE_OFFLOAD)
+        mem[me].w[pg * NLOCK + l] = v                /* the engine finds it by the twin */
+#else
         mem[me].w[pg * NLOCK + l] = v;
         if
         :: pt.home[pg] != me -> pt.inflight[pg * NLOCK + l] = 1
         :: else -> skip
         fi
+#endif
     }
 }
 
@@ -635,7 +747,17 @@ again:
         :: !pt.mapped[pg] -> fault(pg)
         :: else -> skip
         fi;
+#ifdef FILL_LINE
+        if
+        :: !pt.valid[pg] -> line_fill(pg)            /* the load check misses */
+        :: else -> skip
+        fi;
+#endif
+#ifdef WRITE_MAPPED
+        val = mem[pt.home[pg]].w[pg * NLOCK + L];
+#else
         val = mem[me].w[pg * NLOCK + L];
+#endif
         assert(val == ghost[pg * NLOCK + L]);                 /* the last value written under L */
         d_step { ghost[pg * NLOCK + L] = val + 1 };
         store(pg, L, val + 1);

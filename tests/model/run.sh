@@ -6,6 +6,8 @@
 # Likewise treadmarks.pml, TreadMarks' lazy diffs with twins across intervals:
 # the rule passes, the old rule and its broken variants give lost updates. And
 # wake.pml, the blocking waits' sleep and wake-up: no sleeper is left asleep.
+# The variants' mechanisms (line fills, mapped homes, the offload engine) pass
+# their own searches; their broken orderings give lost updates.
 # `make check` runs the default set (a few minutes: the two big searches run
 # in parallel, ~10 GB of memory); --full adds the other two configurations.
 #
@@ -18,7 +20,7 @@ while [ $# -gt 0 ]; do
     case $1 in
     --full) full=1 ;;
     --keep) keep=$2; shift ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -110,6 +112,16 @@ for form in $forms; do
     done
     throttle; build "$form-old-order" cashmere.pml "-DCM_DIR_${form^^}" -DOLD_ORDER &
 done
+# The variants' mechanisms (the safe configuration, CAS form): line fills (NSS*), the home's
+# memory mapped (NH**), the offload engine (CHH*), both (NSH*); and their broken orderings.
+mech_flags=(-DCM_DIR_CAS "${safe[@]}")
+throttle; build mech-line cashmere.pml "${mech_flags[@]}" -DFILL_LINE &
+throttle; build mech-mapped cashmere.pml "${mech_flags[@]}" -DWRITE_MAPPED &
+throttle; build mech-offload cashmere.pml "${mech_flags[@]}" -DWRITE_OFFLOAD &
+throttle; build mech-line-offload cashmere.pml "${mech_flags[@]}" -DFILL_LINE -DWRITE_OFFLOAD &
+throttle; build mech-line-keep cashmere.pml "${mech_flags[@]}" -DFILL_LINE -DLINE_KEEP &
+throttle; build mech-offload-late cashmere.pml "${mech_flags[@]}" -DWRITE_OFFLOAD -DOFFLOAD_LATE &
+throttle; build mech-fill-no-twin cashmere.pml "${mech_flags[@]}" -DFILL_LINE -DWRITE_OFFLOAD -DFILL_NO_TWIN &
 throttle; build ring-cap2 ring.pml -DNPOSTER=3 -DCAP=2 &
 throttle; build ring-cap1 ring.pml -DNPOSTER=3 -DCAP=1 &
 throttle; build ring-old-pending ring.pml -DOLD_PENDING &
@@ -127,10 +139,20 @@ throttle; build wake-seq-late wake.pml -DSEQ_LATE &
 throttle; build wake-events wake.pml -DEVENTS &
 throttle; build wake-no-self-fd wake.pml -DEVENTS -DNO_SELF_FD &
 wait
-for name in $big; do
+mechs="mech-line mech-mapped mech-offload mech-line-offload"
+for name in $big $mechs; do
     throttle; check "$name" "$name" pass &
 done
 wait
+
+# Each mechanism's broken ordering loses a lock-protected update; its own path is reached.
+check mech-line-keep mech-line-keep "fail:$stale"
+check mech-offload-late mech-offload-late "fail:$stale"
+check mech-fill-no-twin mech-fill-no-twin "fail:$stale"
+check probe-15-line mech-line "$(reached 15)" 15
+check probe-15-line-offload mech-line-offload "$(reached 15)" 15
+check probe-16-offload mech-offload "$(reached 16)" 16
+check probe-16-line-offload mech-line-offload "$(reached 16)" 16
 
 # The write-notice ring with concurrent posters.
 check ring-3posters-cap2 ring-cap2 pass
@@ -175,7 +197,7 @@ for form in $forms; do
 done
 wait
 
-for name in $big "${names[@]}"; do
+for name in $big $mechs "${names[@]}"; do
     cat "$work/$name.verdict"
     grep -q '^FAIL' "$work/$name.verdict" && failures=$((failures + 1))
 done
