@@ -8,7 +8,7 @@ use_tcp lo
 export CM_APPS_DIR="$top_builddir/apps"
 
 variants=$("$CM_INFO" --variants |
-           awk '$2 == "available" && / fill=line / && / write=hooks / {print $1}')
+           awk '$2 == "available" && / fill=line / && / write=hooks / {print $1}' | paste -sd' ')
 [ -n "$variants" ] || fail "no variant with line fills and store hooks runs over TCP here"
 runs=0
 for v in $variants; do
