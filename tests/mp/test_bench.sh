@@ -63,7 +63,8 @@ for v in NSSN NSHN; do
     note "$v: software line fills, a line miss next to a get of a line"
     expect_ok env CM_VARIANT=$v "$CMRUN" -n 2 "$CM_BENCH" --batches 1
     expect_out "^line miss, remote home, read +64 B +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +get of a line"
-    expect_out "^page join \+ line fill, remote home +64 B +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +compare-and-swap \+ mprotect \+ get"
+    expect_out "^page join \+ line fill, remote home +64 B +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +compare-and-swap \+ get"
+    expect_out "^page join \+ line fill, remote home, frame cold +64 B +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +compare-and-swap \+ mprotect \+ get"
     printf '%s\n' "$out" | grep -q "^page fault, remote home" && fail "$v: a page-fault row under line fills"
     [ $v = NSSN ] || expect_out "^store seen at the home, round trip \(offload writes\) +8 B"
 done
