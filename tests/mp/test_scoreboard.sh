@@ -34,6 +34,10 @@ grep -q '^commit: ' "$dir/meta.txt" && grep -q '^cpus: ' "$dir/meta.txt" || fail
 grep -q 'CM_PROTOCOL' "$dir/config.txt" || fail "config.txt lacks the cm_info -c dump"
 if command -v gnuplot > /dev/null 2>&1; then
     grep -q '<svg' "$dir/speedup.svg" || fail "no figure"
+    # One style per setting in every panel: CHSN dashed (no merge buffer), TreadMarks black.
+    [ "$(grep -o "lc rgb '#1f77b4' dt 2 pt 5 title 'CHSN'" "$dir/speedup.gp" | wc -l)" -eq 2 ] ||
+        fail "CHSN is not drawn in its own style in both panels"
+    grep -q "lc rgb '#000000' dt 1 pt 1 title 'treadmarks'" "$dir/speedup.gp" || fail "TreadMarks not in black"
 else
     expect_out 'no figure: gnuplot is not installed'
 fi
