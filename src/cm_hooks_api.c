@@ -10,7 +10,6 @@ static volatile uintptr_t *cm_hooks_span;
 static cm_hook_handler_t volatile *cm_hooks_hk_handler; /* the hooks' copy */
 static cm_hook_handler_t volatile *cm_hooks_hk_load;    /* the hooks' copy */
 static cm_hook_handler_t cm_hooks_handler;
-static cm_hook_handler_t cm_hooks_load;
 static cm_hook_handler_t cm_hooks_wrote;
 static uintptr_t cm_hooks_saved_span;
 static int cm_hooks_paused;
@@ -32,7 +31,6 @@ void cm_hooks_set_range(uintptr_t lo, uintptr_t span, cm_hook_handler_t handler)
     }
     *cm_hooks_span   = 0; /* never a moment with a new base and an old span */
     cm_hooks_handler = handler;
-    cm_hooks_load    = NULL;
     cm_hooks_wrote   = NULL;
     *cm_hooks_hk_load = NULL;
     *cm_hooks_hk_handler = handler;
@@ -43,7 +41,6 @@ void cm_hooks_set_range(uintptr_t lo, uintptr_t span, cm_hook_handler_t handler)
 
 void cm_hooks_set_access(cm_hook_handler_t load, cm_hook_handler_t wrote)
 {
-    cm_hooks_load  = load;
     cm_hooks_wrote = wrote;
     if (cm_hooks_hk_load != NULL) {
         *cm_hooks_hk_load = load;
@@ -69,11 +66,3 @@ void cm_hook_store(uintptr_t addr, size_t len)
     }
 }
 
-void cm_hook_load(uintptr_t addr, size_t len)
-{
-    if (cm_hooks_load != NULL && cm_hooks_span != NULL && *cm_hooks_span != 0) {
-        CM_RT_ENTER();
-        cm_hooks_load(addr, len);
-        CM_RT_LEAVE();
-    }
-}

@@ -42,10 +42,6 @@ void cm_hooks_set_access(cm_hook_handler_t load, cm_hook_handler_t wrote);
 /* For stores the runtime reports itself (interposed libc calls): calls the handler. */
 void cm_hook_store(uintptr_t addr, size_t len);
 
-/* For loads the runtime makes on the program's behalf (interposed libc calls) before it makes
- * them: calls the load handler, if any. */
-void cm_hook_load(uintptr_t addr, size_t len);
-
 /* While paused, the hooks report nothing (a process computing on a private stand-in of the region). */
 void cm_hooks_pause(int paused);
 

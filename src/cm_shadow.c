@@ -38,7 +38,6 @@ static struct {
     size_t   per_page;     /* shadow bytes per shared page */
     uint64_t *filled;      /* a bit per shadow page: filled since attach/reset */
     char     *app;
-    size_t   page;
     cm_shadow_paint_t paint;
 } cm_sh;
 
@@ -101,7 +100,6 @@ cm_status_t cm_shadow_attach(void *app, uint64_t npages, size_t page, cm_shadow_
     cm_sh.npages   = npages;
     cm_sh.per_page = page / 8;
     cm_sh.app      = app;
-    cm_sh.page     = page;
     cm_sh.paint    = paint;
     if (mprotect(cm_sh.lo, cm_sh.len, PROT_NONE) != 0) {
         cm_error("mprotect of the shared region's shadow failed: %s", strerror(errno));
@@ -176,21 +174,6 @@ bool cm_shadow_fault(uintptr_t addr)
     }
     cm_shadow_fill(off / CM_SHADOW_PAGE);
     return true;
-}
-
-void cm_shadow_set(uint64_t p, bool armed)
-{
-    size_t off, i;
-
-    if (cm_sh.filled == NULL || p >= cm_sh.npages) {
-        return;
-    }
-    off = (size_t)p * cm_sh.per_page;
-    i   = off / CM_SHADOW_PAGE;
-    /* A shadow page not filled yet asks paint() when it is. */
-    if (cm_shadow_is_filled(i)) {
-        memset(cm_sh.lo + off, armed ? 0xff : 0, cm_sh.per_page);
-    }
 }
 
 void cm_shadow_repaint(uint64_t p)

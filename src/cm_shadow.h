@@ -32,9 +32,6 @@ typedef void (*cm_shadow_paint_t)(uint64_t p, uint8_t *sh, size_t n);
 cm_status_t cm_shadow_attach(void *app, uint64_t npages, size_t page, cm_shadow_paint_t paint);
 void cm_shadow_detach(void);
 
-/* Shared page p: accesses must reach the hook (armed) or need nothing. */
-void cm_shadow_set(uint64_t p, bool armed);
-
 /* Shared page p's shadow, painted again (where it was filled). */
 void cm_shadow_repaint(uint64_t p);
 
