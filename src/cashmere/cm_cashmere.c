@@ -165,22 +165,25 @@ static void cm_cm_paint(uint64_t p, uint8_t *sh, size_t n)
     }
 }
 
-/* Software access checks (fills with an access op): stores and loads reach the fill first. */
-static void cm_cm_access_store(uintptr_t addr, size_t len)
+/* Software access checks (fills with an access op): stores and loads reach the fill first;
+ * wrote: the bytes were written already, by libc or the runtime for the program. */
+static inline void cm_cm_access_write(uintptr_t addr, size_t len, bool wrote)
 {
-    cm_cm.fill->access(addr, len, true, false);
+    cm_cm.fill->access(addr, len, true, wrote);
     if (cm_cm.write->store != NULL) {
         cm_cm.write->store(addr, len);
     }
 }
 
-/* Written already, by libc or the runtime for the program (cm_hook_store). */
+static void cm_cm_access_store(uintptr_t addr, size_t len)
+{
+    cm_cm_access_write(addr, len, false);
+}
+
+/* cm_hook_store's reports. */
 static void cm_cm_access_wrote(uintptr_t addr, size_t len)
 {
-    cm_cm.fill->access(addr, len, true, true);
-    if (cm_cm.write->store != NULL) {
-        cm_cm.write->store(addr, len);
-    }
+    cm_cm_access_write(addr, len, true);
 }
 
 static void cm_cm_access_load(uintptr_t addr, size_t len)

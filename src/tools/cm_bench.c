@@ -652,6 +652,25 @@ static void cm_bench_forwarding(cm_bench_t *b, char *store_page, double put8)
 }
 
 /*
+ * Reads one byte at offset off of each of (batches + 1) x CM_BENCH_FAULTS pages in turn, a
+ * batch at a time (batch -1 warms up); t[i]: time per page of batch i.
+ */
+static void cm_bench_read_pages(cm_bench_t *b, char *pages, size_t off, double *t)
+{
+    const size_t ps = cm_rt.page_size;
+
+    for (int i = -1, next = 0; i < b->batches; i++) {
+        uint64_t t0 = cm_time_ns();
+        for (int k = 0; k < CM_BENCH_FAULTS; k++) {
+            (void)*(volatile char *)(pages + (size_t)next++ * ps + off);
+        }
+        if (i >= 0) {
+            t[i] = (double)(cm_time_ns() - t0) / CM_BENCH_FAULTS;
+        }
+    }
+}
+
+/*
  * Remote page faults on pages homed at the target, each read once per
  * pass: first touch of the local frame (cold), then, after the barrier's
  * acquire has invalidated them all (rank 0's joins turned them weak), the
@@ -661,7 +680,6 @@ static void cm_bench_forwarding(cm_bench_t *b, char *store_page, double put8)
 static void cm_bench_page_faults(cm_bench_t *b, char *pages, int npages)
 {
     const int me = cm_rank();
-    const size_t ps = cm_rt.page_size;
     double t_cold[CM_BENCH_MAX_BATCHES], t_warm[CM_BENCH_MAX_BATCHES];
     uint64_t faults0 = 0, faults1 = 0;
     cm_stats_t st;
@@ -671,15 +689,7 @@ static void cm_bench_page_faults(cm_bench_t *b, char *pages, int npages)
         if (me == 0) {
             cm_rt.proto->stats(&st);
             faults0 = st.read_faults;
-            for (int i = -1, next = 0; i < b->batches; i++) { /* batch -1 warms up */
-                uint64_t t0 = cm_time_ns();
-                for (int k = 0; k < CM_BENCH_FAULTS; k++) {
-                    (void)*(volatile char *)(pages + (size_t)next++ * ps);
-                }
-                if (i >= 0) {
-                    t_pass[i] = (double)(cm_time_ns() - t0) / CM_BENCH_FAULTS;
-                }
-            }
+            cm_bench_read_pages(b, pages, 0, t_pass);
             cm_rt.proto->stats(&st);
             faults1 = st.read_faults;
             if (faults1 - faults0 != (uint64_t)npages) {
@@ -737,15 +747,7 @@ static void cm_bench_line_fills(cm_bench_t *b, char *pages, int npages)
         if (me != 0) {
             continue;
         }
-        for (int i = -1, next = 0; i < b->batches; i++) { /* batch -1 warms up */
-            uint64_t t0 = cm_time_ns();
-            for (int k = 0; k < CM_BENCH_FAULTS; k++) {
-                (void)*(volatile char *)(pages + (size_t)next++ * ps + (size_t)(pass == 1) * line);
-            }
-            if (i >= 0) {
-                t_pass[pass][i] = (double)(cm_time_ns() - t0) / CM_BENCH_FAULTS;
-            }
-        }
+        cm_bench_read_pages(b, pages, (size_t)(pass == 1) * line, t_pass[pass]);
     }
     if (me == 0) {
         cm_rt.proto->stats(&st);

@@ -50,8 +50,15 @@ note "software doubling without merging (CHSN)"
 expect_ok env CM_VARIANT=CHSN "$CMRUN" -n 2 "$CM_BENCH" --batches 1
 expect_out "^store, shared page \(CHSN doubling\) +8 B +[0-9.]+ ns +[0-9.]+ ns"
 
+# runs_here V: the variant runs on this machine; else says so (no rows to check).
+runs_here() {
+    "$CM_INFO" --variants | grep -q "^$1 available" && return 0
+    echo "($1 does not run here: no row to check)"
+    return 1
+}
+
 for v in CHHN NHHN; do
-    "$CM_INFO" --variants | grep -q "^$v available" || { echo "($v does not run here: no row to check)"; continue; }
+    runs_here $v || continue
     note "$v: how long until the home sees a store, next to two puts"
     expect_ok env CM_VARIANT=$v "$CMRUN" -n 2 "$CM_BENCH" --batches 1
     expect_out "^store, shared page \\($v, (offload|mapped) writes\\) +8 B +[0-9.]+ ns"
@@ -59,7 +66,7 @@ for v in CHHN NHHN; do
 done
 
 for v in NSSN NSHN; do
-    "$CM_INFO" --variants | grep -q "^$v available" || { echo "($v does not run here: no row to check)"; continue; }
+    runs_here $v || continue
     note "$v: software line fills, a line miss next to a get of a line"
     expect_ok env CM_VARIANT=$v "$CMRUN" -n 2 "$CM_BENCH" --batches 1
     expect_out "^line miss, remote home, read +64 B +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +get of a line"
