@@ -4,6 +4,9 @@
 #include <inttypes.h>
 #include <string.h>
 
+__thread uint64_t *cm_stats_phase_acc __attribute__((tls_model("initial-exec")));
+__thread uint64_t cm_stats_phase_t0 __attribute__((tls_model("initial-exec")));
+
 void cm_stats_total(const cm_stats_t *per_proc, int nprocs, cm_stats_t *total)
 {
     memset(total, 0, sizeof(*total));

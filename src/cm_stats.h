@@ -6,10 +6,14 @@
 #ifndef CM_STATS_H
 #define CM_STATS_H
 
+#include "src/util/cm_time.h"
+
 #include <stdint.h>
 #include <stdio.h>
 
-/* Times, in nanoseconds. */
+/* Times, in nanoseconds. Each is exclusive (cm_stats_phase_enter below): a nanosecond of a
+ * thread is charged to the innermost phase it is in, so the breakdown of the paper's Fig. 2
+ * (experiments/paper) adds them up without counting anything twice. */
 #define CM_STATS_TIMERS(_) \
     _(total_ns,      "wall time from cm_init to cm_finalize") \
     _(fault_ns,      "in page faults (directory, page copy, mapping)") \
@@ -19,7 +23,11 @@
     _(acquire_ns,    "in acquires (notice drain, self-invalidation)") \
     _(handler_ns,    "TreadMarks: serving requests while the application computed (interrupts)") \
     _(offload_cpu_ns, "CPU time of the offload thread (CHH*, NSH*: emulating the snooping interface)") \
-    _(line_fill_ns,  "in software line fills (NS*: access checks that missed)")
+    _(line_fill_ns,  "in software line fills (NS*: access checks that missed)") \
+    _(page_copy_ns,  "copying or mapping whole pages into place (Cashmere's page fills; TreadMarks's page replies)") \
+    _(write_through_ns, "completing write-through at releases and acquires (merge buffer, settle, remote completion)") \
+    _(data_wait_ns,  "TreadMarks: waiting for the replies of page and diff requests at faults") \
+    _(twin_diff_ns,  "TreadMarks: making twins, encoding and applying diffs, scanning for writes")
 
 /* Counts. */
 #define CM_STATS_COUNTERS(_) \
@@ -90,6 +98,44 @@ typedef struct {
     CM_STATS_COUNTERS(CM_STATS_FIELD)
 #undef CM_STATS_FIELD
 } cm_stats_t;
+
+/*
+ * Exclusive time accounting. A thread is in at most one phase at a time; entering a nested
+ * phase stops the clock of the enclosing one, leaving restarts it. Phases are per thread (a
+ * fault in the application thread, a request served by the progress thread); the accumulators
+ * are per process, so charges are atomic adds.
+ *
+ *     uint64_t *outer = cm_stats_phase_enter(&st.fault_ns);
+ *     ...
+ *     cm_stats_phase_leave(outer);
+ */
+extern __thread uint64_t *cm_stats_phase_acc __attribute__((tls_model("initial-exec")));
+extern __thread uint64_t cm_stats_phase_t0 __attribute__((tls_model("initial-exec")));
+
+static inline void cm_stats_phase_charge(uint64_t now)
+{
+    if (cm_stats_phase_acc != NULL) {
+        __atomic_fetch_add(cm_stats_phase_acc, cm_ticks_to_ns(now - cm_stats_phase_t0),
+                           __ATOMIC_RELAXED);
+    }
+    cm_stats_phase_t0 = now;
+}
+
+/* Returns the enclosing phase, to be given back to cm_stats_phase_leave. */
+static inline uint64_t *cm_stats_phase_enter(uint64_t *acc)
+{
+    uint64_t *outer = cm_stats_phase_acc;
+
+    cm_stats_phase_charge(cm_ticks());
+    cm_stats_phase_acc = acc;
+    return outer;
+}
+
+static inline void cm_stats_phase_leave(uint64_t *outer)
+{
+    cm_stats_phase_charge(cm_ticks());
+    cm_stats_phase_acc = outer;
+}
 
 /* Table: one column per process and a total (timers in ms). */
 void cm_stats_print_table(FILE *out, const cm_stats_t *per_proc, int nprocs, const char *header);

@@ -16,11 +16,10 @@
 
 static cm_status_t tm_gc_run(int mgr);
 
-cm_status_t cm_tmk_barrier(void)
+static cm_status_t tm_barrier(void)
 {
     const uint32_t seq = cm_tmk.bar_seq++;
     const int mgr = (int)(seq % (uint32_t)cm_tmk.np);
-    uint64_t t0 = cm_ticks();
     bool gc;
     cm_status_t status = CM_OK;
 
@@ -82,8 +81,16 @@ cm_status_t cm_tmk_barrier(void)
         status = tm_gc_run(mgr);
     }
 out:
-    cm_tmk.st.barrier_ns += cm_ticks_to_ns(cm_ticks() - t0);
     cm_tmk_mu_unlock();
+    return status;
+}
+
+cm_status_t cm_tmk_barrier(void)
+{
+    uint64_t *outer = cm_stats_phase_enter(&cm_tmk.st.barrier_ns);
+    cm_status_t status = tm_barrier();
+
+    cm_stats_phase_leave(outer);
     return status;
 }
 

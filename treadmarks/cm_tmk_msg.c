@@ -215,7 +215,9 @@ static void tm_handle(int type, int src, const char *data, size_t len, cm_tmk_ms
 {
     const uint32_t *d = (const uint32_t *)data;
     bool interrupt = !pthread_equal(pthread_self(), cm_tmk.app_thread);
-    uint64_t t0 = cm_ticks();
+    /* Served by the progress thread while the application computed: an interrupt. Served by
+     * the application thread, it is part of the wait it was in. */
+    uint64_t *outer = interrupt ? cm_stats_phase_enter(&cm_tmk.st.handler_ns) : NULL, *copy;
     cm_status_t status = CM_OK;
 
     switch (type) {
@@ -267,7 +269,9 @@ static void tm_handle(int type, int src, const char *data, size_t len, cm_tmk_ms
         if (len != 2 * sizeof(uint32_t) + cm_tmk.ps || d[0] >= cm_tmk.npages) {
             status = CM_ERR_INVALID;
         } else {
+            copy = cm_stats_phase_enter(&cm_tmk.st.page_copy_ns);
             memcpy(cm_tmk_net(d[0]), data + 2 * sizeof(uint32_t), cm_tmk.ps);
+            cm_stats_phase_leave(copy);
             atomic_fetch_sub(&cm_tmk.pending, 1);
         }
         break;
@@ -288,7 +292,7 @@ static void tm_handle(int type, int src, const char *data, size_t len, cm_tmk_ms
     }
     if (interrupt) {
         cm_tmk.st.interrupts++;
-        cm_tmk.st.handler_ns += cm_ticks_to_ns(cm_ticks() - t0);
+        cm_stats_phase_leave(outer);
     }
 }
 

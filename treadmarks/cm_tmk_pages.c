@@ -76,7 +76,10 @@ cm_status_t cm_tmk_new_interval(void)
     bool added;
 
     if (cm_tmk.scan && cm_tmk.np > 1) {
-        TM_CHECK(cm_tmk_scan());
+        uint64_t *outer = cm_stats_phase_enter(&cm_tmk.st.twin_diff_ns);
+        cm_status_t status = cm_tmk_scan();
+        cm_stats_phase_leave(outer);
+        TM_CHECK(status);
     }
     if (cm_tmk.ndirty == 0) {
         return CM_OK;
@@ -133,7 +136,7 @@ static inline bool tm_ref_undiffed(const cm_tmk_ref_t *ref)
     return ref->iv->proc == (uint32_t)cm_tmk.me && ref->iv->notices[ref->k].diff == NULL;
 }
 
-static cm_status_t tm_make_diff(uint64_t p)
+static cm_status_t tm_make_diff_in(uint64_t p)
 {
     cm_tmk_page_t *pg = &cm_tmk.pages[p];
     size_t len;
@@ -171,6 +174,15 @@ static cm_status_t tm_make_diff(uint64_t p)
     }
     pg->undiffed = pg->nrefs;
     return CM_OK;
+}
+
+static cm_status_t tm_make_diff(uint64_t p)
+{
+    uint64_t *outer = cm_stats_phase_enter(&cm_tmk.st.twin_diff_ns);
+    cm_status_t status = tm_make_diff_in(p);
+
+    cm_stats_phase_leave(outer);
+    return status;
 }
 
 /*
@@ -249,6 +261,15 @@ static cm_status_t tm_request_diffs(int pe, uint64_t p, const uint32_t *pairs, u
     return status;
 }
 
+/* Until every requested page and diff is here (their replies may be served meanwhile). */
+static void tm_wait_replies(void)
+{
+    uint64_t *outer = cm_stats_phase_enter(&cm_tmk.st.data_wait_ns);
+
+    cm_tmk_wait_zero(&cm_tmk.pending);
+    cm_stats_phase_leave(outer);
+}
+
 /*
  * Brings page p up to date: its manager's copy first if we have none, then
  * the diffs of every write notice not applied yet, in happened-before order.
@@ -259,6 +280,8 @@ cm_status_t cm_tmk_validate(uint64_t p)
     cm_tmk_ref_t **need = NULL;
     cm_tmk_interval_t **newest_of = NULL;
     uint32_t nneed = 0, nnewest = 0, *pairs = NULL, *npairs = NULL;
+    uint64_t *outer = NULL;
+    bool diffing = false;
     cm_status_t status = CM_OK;
 
     atomic_store(&cm_tmk.pending, 0);
@@ -324,7 +347,7 @@ cm_status_t cm_tmk_validate(uint64_t p)
             }
         }
     }
-    cm_tmk_wait_zero(&cm_tmk.pending);
+    tm_wait_replies();
     /* A diff its holder did not have (should not happen): ask its creator. */
     if (cm_tmk.nmissing > 0) {
         uint32_t nm = cm_tmk.nmissing;
@@ -342,9 +365,11 @@ cm_status_t cm_tmk_validate(uint64_t p)
         if (status != CM_OK) {
             goto out;
         }
-        cm_tmk_wait_zero(&cm_tmk.pending);
+        tm_wait_replies();
     }
     qsort(need, nneed, sizeof(*need), tm_cmp_ref_hb);
+    outer   = cm_stats_phase_enter(&cm_tmk.st.twin_diff_ns);
+    diffing = true;
     for (uint32_t i = 0; i < nneed; i++) {
         cm_tmk_notice_t *nt = &need[i]->iv->notices[need[i]->k];
         if (nt->diff == NULL) {
@@ -365,6 +390,9 @@ cm_status_t cm_tmk_validate(uint64_t p)
     pg->unapplied = pg->nrefs;
     pg->state = TM_INVALID; /* valid contents, still protected */
 out:
+    if (diffing) {
+        cm_stats_phase_leave(outer);
+    }
     free(need);
     free(newest_of);
     free(pairs);
@@ -374,9 +402,10 @@ out:
 
 cm_status_t cm_tmk_fault(void *addr, bool write)
 {
-    uint64_t p = ((uintptr_t)addr - (uintptr_t)cm_tmk.app) >> cm_tmk.shift, t0 = cm_ticks();
+    uint64_t p = ((uintptr_t)addr - (uintptr_t)cm_tmk.app) >> cm_tmk.shift;
     cm_tmk_page_t *pg = &cm_tmk.pages[p];
     cm_status_t status = CM_OK;
+    uint64_t *outer = cm_stats_phase_enter(&cm_tmk.st.fault_ns), *twin;
 
     cm_tmk_mu_lock();
     if (write) {
@@ -395,6 +424,7 @@ cm_status_t cm_tmk_fault(void *addr, bool write)
         /* A twin left by an earlier interval stays: this interval's writes accumulate in it
          * (tm_make_diff). */
         if (pg->twin == NULL && cm_tmk.np > 1) {
+            twin     = cm_stats_phase_enter(&cm_tmk.st.twin_diff_ns);
             pg->twin = malloc(cm_tmk.ps);
             if (pg->twin == NULL) {
                 status = CM_ERR_NO_MEMORY;
@@ -402,6 +432,7 @@ cm_status_t cm_tmk_fault(void *addr, bool write)
                 memcpy(pg->twin, cm_tmk_net(p), cm_tmk.ps);
                 cm_tmk.st.twins++;
             }
+            cm_stats_phase_leave(twin);
         }
         if (status == CM_OK && cm_tmk.scan && cm_tmk.np > 1) {
             status = cm_tmk_scan_opened(p);
@@ -414,8 +445,8 @@ cm_status_t cm_tmk_fault(void *addr, bool write)
     if (status == CM_OK && write) {
         cm_tmk_mark_dirty(p);
     }
-    cm_tmk.st.fault_ns += cm_ticks_to_ns(cm_ticks() - t0);
     cm_tmk_mu_unlock();
+    cm_stats_phase_leave(outer);
     return status;
 }
 

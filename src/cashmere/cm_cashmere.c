@@ -107,12 +107,13 @@ static cm_status_t cm_cm_write_transition(uint64_t p)
 /* ---- faults -------------------------------------------------------------------- */
 
 /* Page p joins the directory's sharing set: from a fault (whole) or an access check. */
-static cm_status_t cm_cm_fault_page(uint64_t p, bool write, bool whole)
+static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
 {
-    uint64_t t0 = cm_ticks();
     cm_pte_t *pte = &cm_cm.pte[p];
     cm_dir_entry_t e;
     cm_dir_effects_t fx;
+    uint64_t *outer;
+    cm_status_t status;
 
     if (pte->mapped) {
         if (write) {
@@ -131,15 +132,25 @@ static cm_status_t cm_cm_fault_page(uint64_t p, bool write, bool whole)
     if (fx.claimed_home) {
         cm_cm.st.home_migrations++;
     }
-    CM_CHECK(cm_cm.fill->map(p, (int)e.home, fx.claimed_home, whole));
+    outer  = cm_stats_phase_enter(&cm_cm.st.page_copy_ns);
+    status = cm_cm.fill->map(p, (int)e.home, fx.claimed_home, whole);
+    cm_stats_phase_leave(outer);
+    CM_CHECK(status);
     pte->flags &= CM_PTE_DIRTY | CM_PTE_LISTED; /* a store may have been recorded just before it faulted */
     CM_CHECK(cm_cm_protect(p, cm_cm.write->joining(p, (int)e.home, write)));
     pte->mapped = 1;
     pte->home   = (uint16_t)e.home;
     cm_shadow_repaint(p);
-    CM_CHECK(cm_cm_effects(p, &e, &fx));
-    cm_cm.st.fault_ns += cm_ticks_to_ns(cm_ticks() - t0);
-    return CM_OK;
+    return cm_cm_effects(p, &e, &fx);
+}
+
+static cm_status_t cm_cm_fault_page(uint64_t p, bool write, bool whole)
+{
+    uint64_t *outer = cm_stats_phase_enter(&cm_cm.st.fault_ns);
+    cm_status_t status = cm_cm_fault_page_in(p, write, whole);
+
+    cm_stats_phase_leave(outer);
+    return status;
 }
 
 static cm_status_t cm_cm_fault(void *addr, bool write)
@@ -193,6 +204,34 @@ static void cm_cm_access_load(uintptr_t addr, size_t len)
 
 /* ---- invalidation ------------------------------------------------------------- */
 
+/* The write mechanism's work at synchronization, timed as write-through (Fig. 2). */
+static cm_status_t cm_cm_settle(uint64_t p)
+{
+    uint64_t *outer = cm_stats_phase_enter(&cm_cm.st.write_through_ns);
+    cm_status_t status = cm_cm.write->settle(p);
+
+    cm_stats_phase_leave(outer);
+    return status;
+}
+
+static void cm_cm_write_flush(void)
+{
+    uint64_t *outer = cm_stats_phase_enter(&cm_cm.st.write_through_ns);
+
+    cm_cm.write->flush();
+    cm_stats_phase_leave(outer);
+}
+
+/* Our forwarded stores and notices complete at their targets. */
+static cm_status_t cm_cm_complete(void)
+{
+    uint64_t *outer = cm_stats_phase_enter(&cm_cm.st.write_through_ns);
+    cm_status_t status = cm_rma_flush_all(cm_cm.rma);
+
+    cm_stats_phase_leave(outer);
+    return status;
+}
+
 static cm_status_t cm_cm_invalidate(uint64_t p)
 {
     cm_pte_t *pte = &cm_cm.pte[p];
@@ -202,7 +241,7 @@ static cm_status_t cm_cm_invalidate(uint64_t p)
     if (!pte->mapped) {
         return CM_OK;
     }
-    CM_CHECK(cm_cm.write->settle(p));
+    CM_CHECK(cm_cm_settle(p));
     if ((pte->flags & CM_PTE_DIRTY) && !(pte->flags & CM_PTE_PROCESSED)) {
         /* Written and about to be dropped: its notices must not wait for our release. */
         CM_CHECK(cm_cm_write_transition(p));
@@ -241,16 +280,14 @@ static cm_status_t cm_cm_invalidate_all(void)
 
 /* ---- release / acquire ------------------------------------------------------ */
 
-static cm_status_t cm_cm_release(void)
+static cm_status_t cm_cm_release_in(void)
 {
-    uint64_t t0 = cm_ticks();
-
     cm_cm.st.releases++;
-    cm_cm.write->flush();
+    cm_cm_write_flush();
     for (uint64_t i = 0; i < cm_cm.dirty.n; i++) {
         uint64_t p = cm_cm.dirty.v[i];
         cm_pte_t *pte = &cm_cm.pte[p];
-        CM_CHECK(cm_cm.write->settle(p));
+        CM_CHECK(cm_cm_settle(p));
         if (pte->mapped && (pte->flags & CM_PTE_DIRTY) && !(pte->flags & CM_PTE_PROCESSED)) {
             CM_CHECK(cm_cm_write_transition(p));
         }
@@ -258,20 +295,27 @@ static cm_status_t cm_cm_release(void)
     }
     cm_cm.dirty.n = 0;
     /* Write-throughs and notices complete before anyone can see the release. */
-    CM_CHECK(cm_rma_flush_all(cm_cm.rma));
-    cm_cm.st.release_ns += cm_ticks_to_ns(cm_ticks() - t0);
-    return CM_OK;
+    return cm_cm_complete();
 }
 
-static cm_status_t cm_cm_acquire(void)
+static cm_status_t cm_cm_release(void)
 {
-    uint64_t t0 = cm_ticks(), kept = 0;
+    uint64_t *outer = cm_stats_phase_enter(&cm_cm.st.release_ns);
+    cm_status_t status = cm_cm_release_in();
+
+    cm_stats_phase_leave(outer);
+    return status;
+}
+
+static cm_status_t cm_cm_acquire_in(void)
+{
+    uint64_t kept = 0;
     bool overflow = false;
 
     cm_cm.st.acquires++;
     /* Our own forwarded stores land before we might copy a page back in. */
-    cm_cm.write->flush();
-    CM_CHECK(cm_rma_flush_all(cm_cm.rma));
+    cm_cm_write_flush();
+    CM_CHECK(cm_cm_complete());
 
     CM_CHECK(cm_wn_drain(&cm_cm.wn, cm_cm_invalidate_visit, NULL, &overflow));
     for (uint64_t i = 0; i < cm_cm.selfn.n; i++) {
@@ -301,8 +345,16 @@ static cm_status_t cm_cm_acquire(void)
     if (overflow) {
         CM_CHECK(cm_cm_invalidate_all());
     }
-    cm_cm.st.acquire_ns += cm_ticks_to_ns(cm_ticks() - t0);
     return CM_OK;
+}
+
+static cm_status_t cm_cm_acquire(void)
+{
+    uint64_t *outer = cm_stats_phase_enter(&cm_cm.st.acquire_ns);
+    cm_status_t status = cm_cm_acquire_in();
+
+    cm_stats_phase_leave(outer);
+    return status;
 }
 
 /* ---- initialization phase ---------------------------------------------------- */
@@ -347,12 +399,14 @@ static cm_status_t cm_cm_init_done(void)
 
 static cm_status_t cm_cm_barrier(void)
 {
-    uint64_t t0;
+    uint64_t *outer;
+    cm_status_t status;
 
     CM_CHECK(cm_cm_release());
-    t0 = cm_ticks();
-    CM_CHECK(cm_barrier_wait(&cm_cm.barrier));
-    cm_cm.st.barrier_ns += cm_ticks_to_ns(cm_ticks() - t0);
+    outer  = cm_stats_phase_enter(&cm_cm.st.barrier_ns);
+    status = cm_barrier_wait(&cm_cm.barrier);
+    cm_stats_phase_leave(outer);
+    CM_CHECK(status);
     cm_cm.st.barriers++;
     if (cm_cm.init_phase) {
         return cm_cm_init_end();
@@ -374,13 +428,15 @@ static void cm_cm_lock_addr(unsigned id, int *home, uint64_t **tail, cm_mcs_qnod
 static cm_status_t cm_cm_lock_acquire(unsigned id)
 {
     int home;
-    uint64_t *tail, t0;
+    uint64_t *tail, *outer;
     cm_mcs_qnode_t *q;
+    cm_status_t status;
 
     cm_cm_lock_addr(id, &home, &tail, &q);
-    t0 = cm_ticks();
-    CM_CHECK(cm_mcs_acquire(cm_cm.rma, home, tail, q, NULL));
-    cm_cm.st.lock_wait_ns += cm_ticks_to_ns(cm_ticks() - t0);
+    outer  = cm_stats_phase_enter(&cm_cm.st.lock_wait_ns);
+    status = cm_mcs_acquire(cm_cm.rma, home, tail, q, NULL);
+    cm_stats_phase_leave(outer);
+    CM_CHECK(status);
     if (home == cm_cm.me) {
         cm_cm.st.lock_acquires_local++;
     } else {

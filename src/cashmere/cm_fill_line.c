@@ -134,7 +134,7 @@ static void cm_fl_fill(uint64_t p, size_t i, uintptr_t keep_lo, uintptr_t keep_h
 {
     uintptr_t addr = (uintptr_t)cm_cm_app(p) + (i << cm_fl.lshift);
     char *net = cm_cm_net(p) + (i << cm_fl.lshift);
-    uint64_t t0 = cm_ticks();
+    uint64_t *outer = cm_stats_phase_enter(&cm_cm.st.line_fill_ns);
     cm_status_t status;
 
     /* Into a buffer, then installed: the offload engine must take fetched bytes into its twin
@@ -151,7 +151,7 @@ static void cm_fl_fill(uint64_t p, size_t i, uintptr_t keep_lo, uintptr_t keep_h
     }
     cm_fl_valid(p)[i / 64] |= 1ull << (i % 64);
     cm_cm.st.line_fills++;
-    cm_cm.st.line_fill_ns += cm_ticks_to_ns(cm_ticks() - t0);
+    cm_stats_phase_leave(outer);
 }
 
 static void cm_fl_access(uintptr_t addr, size_t len, bool store, bool wrote)
