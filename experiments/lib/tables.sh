@@ -8,7 +8,7 @@
 #   fig2.csv     app,setting,total_ms,data_wait_ms,page_copy_ms,protocol_ms,write_through_ms,
 #                twins_diffs_ms,sync_ms,handler_ms,rest_ms (mean per process and run)
 #   fig7.csv     app,setting,latency_us,...; fig8.csv app,setting,bandwidth_mbs,...
-#   table2.csv   app,procs,treadmarks_s,treadmarks_scan_s,best,best_s,ratio,ratio_scan
+#   table2.csv   app,procs,treadmarks_s,treadmarks_scan_s,best,best_s,ratio,ratio_scan,ratio_nhhm
 # PROCS: the process count of the figures. ABSENT: "VARIANT=why;..." and "sweep:VARIANT=why;".
 set -eu
 runs=$1 out=$2 commit=$3 size=$4 pfig=$5 absent=${6:-}
@@ -155,14 +155,18 @@ $4 == 0 && $10 == "OK" && $9 > 0 {
     if (!(k in seen)) { seen[k] = 1; order[++no] = k }
     if ($2 == "treadmarks") tm[k] = $6
     else if ($2 == "treadmarks-scan") ts[k] = $6
-    else if (best[k] == "" || $6 < best[k]) { best[k] = $6; bs[k] = $2 }
+    else {
+        if (best[k] == "" || $6 < best[k]) { best[k] = $6; bs[k] = $2 }
+        if ($2 == "NHHM") nh[k] = $6
+    }
 }
 END {
-    print "app,procs,treadmarks_s,treadmarks_scan_s,best,best_s,ratio,ratio_scan"
+    print "app,procs,treadmarks_s,treadmarks_scan_s,best,best_s,ratio,ratio_scan,ratio_nhhm"
     for (i = 1; i <= no; i++) {
         k = order[i]
-        printf "%s,%s,%s,%s,%s,%s,%s\n", k, (k in tm) ? tm[k] : "", (k in ts) ? ts[k] : "", bs[k], best[k],
+        printf "%s,%s,%s,%s,%s,%s,%s,%s\n", k, (k in tm) ? tm[k] : "", (k in ts) ? ts[k] : "", bs[k], best[k],
             ((k in tm) && best[k] > 0) ? sprintf("%.2f", tm[k] / best[k]) : "",
-            ((k in ts) && best[k] > 0) ? sprintf("%.2f", ts[k] / best[k]) : ""
+            ((k in ts) && best[k] > 0) ? sprintf("%.2f", ts[k] / best[k]) : "",
+            ((k in tm) && (k in nh) && nh[k] > 0) ? sprintf("%.2f", tm[k] / nh[k]) : ""
     }
 }' "$out/cells.csv" > "$out/table2.csv"

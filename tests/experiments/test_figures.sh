@@ -1,0 +1,73 @@
+#!/bin/bash
+# experiments/paper's tables, figures and report on a fixed set of runs (tests/experiments/
+# runs.csv: three apps, every setting at 2 and 4 processes, a sweep, one failed run), so that
+# a broken table, plot or verdict fails here rather than in a study: the normalized values,
+# Table 2, all eight figures as PNG and SVG, a verdict per finding (each one known from the
+# fixture), and a figure script that refuses a CSV it cannot draw.
+. "$top_srcdir/tests/lib.sh"
+lib="$top_srcdir/experiments/lib"
+runs="$top_srcdir/tests/experiments/runs.csv"
+command -v gnuplot >/dev/null 2>&1 || skip "gnuplot is not installed (Debian: gnuplot-nox)"
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+
+note "tables from the fixed runs"
+"$lib/tables.sh" "$runs" "$d" fixture test 2 "NHHN=left out by --variants;sweep:NHHM=cannot be delayed" ||
+    fail "tables.sh failed"
+# Fig. 1 row: median of 3.0, 3.15, 2.91 over NHHM's median of 1.0.
+grep -qx 'sor,treadmarks,3.000000,2.910000,3.150000,3.0000,2.9100,3.1500,NHHM' "$d/fig1.csv" ||
+    fail "fig1.csv: sor's TreadMarks row is not normalized to NHHM: $(grep '^sor,treadmarks,' "$d/fig1.csv")"
+grep -q '^gauss,NSSM,' "$d/fig5.csv" || fail "fig5.csv lacks gauss NSSM at 2 processes"
+grep -qx 'gauss,NSSM,4,0,0,,,,0,FAILED' "$d/cells.csv" || fail "the failed cell is not marked FAILED in cells.csv"
+grep -qx 'gauss,4,9.600000,4.800000,NHHM,1.100000,8.73,4.36,8.73' "$d/table2.csv" ||
+    fail "table2.csv: gauss at 4 processes: $(grep '^gauss,4,' "$d/table2.csv")"
+grep -qx 'sor,2,3.000000,2.000000,CHHM,0.900000,3.33,2.22,3.00' "$d/table2.csv" ||
+    fail "table2.csv: the best variant of sor at 2 processes is CHHM: $(grep '^sor,2,' "$d/table2.csv")"
+# Fig. 7 is normalized to the best Cashmere setting at 1 us (NSHM), NHHM being absent.
+awk -F, '$1 == "sor_l" && $2 == "NSHM" && $3 == 1 && $7 == "1.0000" && $10 == "NSHM at 1" { f = 1 } END { exit !f }' \
+    "$d/fig7.csv" || fail "fig7.csv: not normalized to NSHM at 1 us"
+grep -q 'NHHM absent: cannot be delayed' "$d/fig7.meta" || fail "fig7.meta does not say why NHHM is absent"
+# Fig. 2: the categories add up to the total for an app-thread-only setting (NHHM: 0.4 ms).
+awk -F, '$1 == "sor" && $2 == "NHHM" { s = $4 + $5 + $6 + $7 + $8 + $9 + $11; f = (s > 0.399 && s < 0.401 && $3 == 0.4) }
+         END { exit !f }' "$d/fig2.csv" || fail "fig2.csv: NHHM's categories do not add up to its total"
+
+note "all eight figures, PNG and SVG"
+for f in 1 2 3 4 5 6 7 8; do
+    "$lib/plot.sh" "fig$f" "$d/fig$f.csv" "$d/fig$f" || fail "plot.sh fig$f failed"
+    [ -s "$d/fig$f.png" ] && head -c 8 "$d/fig$f.png" | grep -q PNG || fail "fig$f.png is not a PNG"
+    grep -q '<svg' "$d/fig$f.svg" || fail "fig$f.svg is not an SVG"
+done
+for s in treadmarks treadmarks-scan CHHM NHHM; do
+    grep -q ">$s<" "$d/fig1.svg" || fail "fig1.svg has no series '$s'"
+done
+grep -q '>synchronization wait<' "$d/fig2.svg" || fail "fig2.svg has no breakdown key"
+grep -q '>NSHM<' "$d/fig8.svg" || fail "fig8.svg has no NSHM line"
+
+note "a verdict per finding, each the one the fixture implies"
+printf 'mode: quick; size: test; processes: 2 4 (figures at 2); repetitions: 3\ncpus: 2 (test)\n' > "$d/record.txt"
+"$lib/report.sh" "$d" > "$d/REPORT.md" || fail "report.sh failed"
+want="1 CONFIRMED|2 CONFIRMED|3 CONFIRMED|4 CONFIRMED|5 CONFIRMED|6a CONFIRMED|6b CONFIRMED|7a CONFIRMED|7b CONFIRMED|8 REFUTED"
+got=$(awk -F' [|] ' '/^\| [0-9]/ { sub(/^\| /, "", $1); printf "%s%s %s", (n++ ? "|" : ""), $1, $3 }' "$d/REPORT.md")
+[ "$got" = "$want" ] || fail "verdicts: $got (expected $want)"
+grep -q 'TreadMarks/NHHM from 2.00 (mgrid) to 12.00 (gauss)' "$d/REPORT.md" || fail "finding 2 lacks its numbers"
+for f in 1 2 3 4 5 6 7 8; do grep -q "(fig$f.png)" "$d/REPORT.md" || fail "REPORT.md does not embed fig$f"; done
+grep -q '^| gauss | 2.24 | 5.80 | NHHM 1.000000 s | 12.00 | 6.00 | 12.00 |' "$d/REPORT.md" || fail "REPORT.md: Table 2 row of gauss"
+
+note "a verdict follows the numbers: CHHM faster than NHHM on gauss refutes finding 3"
+sed 's/^\(gauss:CHHM:2:[^,]*,gauss,CHHM,2,0,0,[0-9],fixture,test,\)[0-9.]*/\10.500000/' "$runs" > "$d/runs2.csv"
+mkdir "$d/b" && cp "$d/record.txt" "$d/b/"
+"$lib/tables.sh" "$d/runs2.csv" "$d/b" fixture test 2 "" && "$lib/report.sh" "$d/b" > "$d/b/REPORT.md" ||
+    fail "tables or report failed on the changed runs"
+grep -q '^| 3 | .* | REFUTED | CHHM faster than NHHM on: sor gauss (outside sor, sor_l, em3d: gauss)' "$d/b/REPORT.md" ||
+    fail "finding 3 not refuted: $(grep '^| 3 ' "$d/b/REPORT.md")"
+
+note "a figure script refuses what it cannot draw"
+cut -d, -f1-5 "$d/fig1.csv" > "$d/nonorm.csv"
+expect_fail "$lib/plot.sh" fig1 "$d/nonorm.csv" "$d/x"
+expect_out "no column 'norm'"
+head -1 "$d/fig7.csv" > "$d/empty.csv"
+expect_fail "$lib/plot.sh" fig7 "$d/empty.csv" "$d/x"
+awk -F, 'BEGIN { OFS = "," } NR > 1 { $6 = ""; $7 = ""; $8 = "" } 1' "$d/fig3.csv" > "$d/novalues.csv"
+expect_fail "$lib/plot.sh" fig3 "$d/novalues.csv" "$d/x"
+expect_out "no bar has a value"
+echo "PASS"

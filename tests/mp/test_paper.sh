@@ -1,0 +1,60 @@
+#!/bin/bash
+# experiments/paper --quick on a subset small enough for CI (two apps, four variants, one sweep
+# app): every figure as PNG, SVG and CSV, Table 2, the run record, REPORT.md with a verdict per
+# finding, every run verified, a progress line per run; an interrupted study resumes from the
+# runs it recorded; bad options are refused with one line.
+. "$top_srcdir/tests/lib.sh"
+use_shm
+command -v gnuplot >/dev/null 2>&1 || skip "gnuplot is not installed (Debian: gnuplot-nox)"
+PAPER="$top_srcdir/experiments/paper"
+home=$(mktemp -d)
+trap 'rm -rf "$home"' EXIT
+export CMRUN CM_APPS_DIR="$top_builddir/apps"
+JOB_TIMEOUT=${CMT_PAPER_TIMEOUT:-600}
+args=(--quick --apps "sor gauss" --variants "CHHM NHHM NSHM CHSM" --sweep-apps sor_l
+      --latencies "1 10" --bandwidths "100 1000")
+
+note "the quick study, default output directory"
+expect_ok env HOME="$home" "$PAPER" "${args[@]}"
+dir="$home/cashmere-results/paper-quick"
+[ -d "$dir" ] || fail "no results in $dir"
+# 2 apps x (2 TreadMarks + 4 variants) + sor_l x (TreadMarks, CHHM, NSHM) x 4 delay points.
+[ "$(tail -n +2 "$dir/runs.csv" | wc -l)" -eq 24 ] || fail "expected 24 runs, got $(tail -n +2 "$dir/runs.csv" | wc -l)"
+awk -F, 'NR > 1 && ($11 != "OK" || $10 <= 0 || $13 <= 0) { bad = 1; print "  bad run: " $0 } END { exit bad }' \
+    "$dir/runs.csv" || fail "a run did not verify or has no time or statistics"
+[ "$(count_out '^paper: \[[0-9]+/24\] .* left\)$')" -eq 24 ] || fail "not one progress line with an ETA per run"
+expect_out '^paper: \[[0-9]+/24\] sor_l +NSHM +2 procs, 10 us 400 MB/s, run 1: '
+for f in 1 2 3 4 5 6 7 8; do
+    for e in png svg csv; do [ -s "$dir/fig$f.$e" ] || fail "no fig$f.$e"; done
+    awk -F, 'NR > 1 && $0 ~ /,(FAILED|ERROR|TIMEOUT)$/ { exit 1 }' "$dir/fig$f.csv" || fail "fig$f.csv has an unverified row"
+done
+[ -s "$dir/table2.csv" ] || fail "no table2.csv"
+grep -q '^sor,2,' "$dir/table2.csv" || fail "Table 2 lacks sor at 2 processes"
+grep -q 'NHHN absent: left out by --variants' "$dir/fig3.meta" || fail "fig3 does not say why NHHN is absent"
+grep -q 'NHHM absent: maps its pages' "$dir/fig7.meta" || fail "fig7 does not say why NHHM is absent"
+for k in date commit host cpus fabric mode; do
+    grep -q "^$k: " "$dir/record.txt" || fail "record.txt lacks '$k'"
+done
+grep -q 'repetitions: 1' "$dir/record.txt" || fail "record.txt lacks the repetitions"
+grep -q 'CM_PROTOCOL' "$dir/config.txt" || fail "config.txt lacks the cm_info -c dump"
+n=$(grep -Ec '^\| [0-9ab]+ \| .* \| (CONFIRMED|REFUTED|CANNOT TEST) \| .+ \|$' "$dir/REPORT.md")
+[ "$n" -eq 10 ] || fail "REPORT.md has $n verdict lines, expected 10 (findings 1-5, 6a, 6b, 7a, 7b, 8)"
+grep -q '^| 8 | .* | CANNOT TEST | Table 2 has one process count only |$' "$dir/REPORT.md" ||
+    fail "finding 8 should not be testable at one process count"
+for f in 1 2 3 4 5 6 7 8; do grep -q "(fig$f.png)" "$dir/REPORT.md" || fail "REPORT.md does not embed fig$f"; done
+
+note "interrupted: the last 5 runs lost; the study resumes and reruns only them"
+head -n -5 "$dir/runs.csv" > "$dir/runs.tmp" && mv "$dir/runs.tmp" "$dir/runs.csv"
+expect_ok env HOME="$home" "$PAPER" "${args[@]}"
+expect_out '^paper: resuming: 19 of 24 runs already recorded'
+[ "$(count_out '^paper: \[[0-9]+/24\]')" -eq 5 ] || fail "resumed study ran $(count_out '^paper: \[[0-9]+/24\]') runs, not 5"
+[ "$(tail -n +2 "$dir/runs.csv" | wc -l)" -eq 24 ] || fail "runs.csv does not hold 24 runs after resuming"
+
+note "bad options: one line, exit 2"
+for bad in "--procs 1" "--variants XYZW" "--apps nosuch" "--latencies fast" "--frobnicate"; do
+    # shellcheck disable=SC2086
+    expect_fail env HOME="$home" "$PAPER" --quick $bad
+    [ "$rc" -eq 2 ] || fail "$bad: exit status $rc, expected 2"
+    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && expect_out '^paper: error: ' || fail "$bad: not one error line: $out"
+done
+echo "PASS"
