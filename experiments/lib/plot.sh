@@ -18,11 +18,24 @@ title=$(field title); ylabel=$(field ylabel); note=$(field note)
 : "${title:=$fig}" "${ylabel:=}"
 # gnuplot strings in single quotes: double any quote inside.
 q() { printf "'%s'" "${1//\'/\'\'}"; }
-# The note wrapped to a figure $1 pixels wide: a double-quoted gnuplot string, lines joined by \n.
-wrap() {
-    local w
-    w=$(fold -s -w $(($1 / 6)) <<< "$note" | sed 's/[[:space:]]*$//; s/\\/\\\\/g; s/"/\\"/g' | awk '{ printf "%s%s", (NR > 1 ? "\\n" : ""), $0 }')
-    echo "\"$w\""
+# notelabel TAG WIDTH HEIGHT: the note as a gnuplot label across the bottom of a figure WIDTH x
+# HEIGHT pixels, wrapped to its width, its last line just above the bottom edge.
+notelabel() {
+    local w n
+    w=$(fold -s -w $(($2 / 7)) <<< "$note" | sed 's/[[:space:]]*$//; s/\\/\\\\/g; s/"/\\"/g')
+    n=$(wc -l <<< "$w")
+    w=$(awk '{ printf "%s%s", (NR > 1 ? "\\n" : ""), $0 }' <<< "$w")
+    echo "set label $1 \"$w\" at screen 0.01, screen $(awk -v n="$n" -v h="$3" 'BEGIN { printf "%.4f", (n * 11 + 2) / h }') left font ',8'"
+}
+
+# notelines WIDTH: how many lines the note takes in a figure WIDTH pixels wide.
+notelines() { fold -s -w $(($1 / 7)) <<< "$note" | wc -l; }
+
+# panel I COLS ROWS BOTTOM: origin and size of panel I (from 0, row by row) of a grid that
+# leaves BOTTOM (a fraction of the height) to the note and the top 6% to the title.
+panel() {
+    awk -v i="$1" -v c="$2" -v r="$3" -v b="$4" 'BEGIN { w = 1 / c; h = (0.94 - b) / r
+        printf "set origin %.4f,%.4f; set size %.4f,%.4f\n", (i % c) * w, b + (r - 1 - int(i / c)) * h, w, h }'
 }
 
 need() { # the header must name these columns
@@ -82,8 +95,8 @@ fig1|fig3|fig4|fig5|fig6)
     (( width < 640 )) && width=640
     {
         echo "set title $(q "$title")"
-        echo "set label 1 $(wrap $width) at screen 0.01, screen 0.03 left font ',8'"
-        echo "set bmargin 9; set key below horizontal; set grid ytics"
+        notelabel 1 $width 560
+        echo "set bmargin 7; set key outside top center horizontal; set grid ytics"
         echo "set ylabel $(q "$ylabel"); set datafile missing '?'"
         echo "set style data histogram; set style histogram errorbars gap 2 lw 1; set style fill solid 0.85 border -1"
         echo "set xtics nomirror; set xrange [-0.6:$napps - 0.4]"
@@ -108,13 +121,16 @@ fig2)
     [ -n "$apps" ] || { echo "plot.sh: $csv: no rows" >&2; exit 1; }
     napps=$(wc -w <<< "$apps")
     cols=3; (( napps < cols )) && cols=$napps
-    rows=$(( (napps + cols - 1) / cols ))
+    (( cols < 2 )) && cols=2
+    rows=$(( (napps + 1 + cols - 1) / cols ))   # one more cell for the key
+    width=$((cols * 380)); noteh=$(( $(notelines $width) * 11 + 12 )); height=$((rows * 330 + noteh))
+    bottom=$(awk -v n="$noteh" -v h="$height" 'BEGIN { printf "%.4f", n / h }')
     names=(data_wait_ms page_copy_ms protocol_ms write_through_ms twins_diffs_ms sync_ms handler_ms rest_ms)
     labels=("data wait (faults, line misses)" "page copying" "protocol processing" "write-through, merge"
             "twins, diffs, write scans" "synchronization wait" "interrupts, offload thread" "rest (computation)")
     colours=('#d62728' '#ff7f0e' '#1f77b4' '#2ca02c' '#9467bd' '#8c564b' '#e377c2' '#dddddd')
     {
-        echo "set multiplot layout $rows,$cols title $(q "$title")"
+        echo "set multiplot title $(q "$title")"
         echo "set style data histogram; set style histogram rowstacked; set style fill solid 0.9 border -1"
         echo "set boxwidth 0.7; set grid ytics; set ylabel $(q "$ylabel"); set key off; set yrange [0:*]"
         echo "set xtics rotate by -30 font ',9'"
@@ -124,7 +140,7 @@ fig2)
                 $1 == app { printf "%s %s %s %s %s %s %s %s %s\n", $2, $c["data_wait_ms"], $c["page_copy_ms"], $c["protocol_ms"],
                     $c["write_through_ms"], $c["twins_diffs_ms"], $c["sync_ms"], $c["rest_ms"], $c["handler_ms"] }' "$csv" > "$tmp/d$idx"
             echo "set title $(q "$app")"
-            # The key once, in the last panel's place below the others.
+            panel $idx $cols $rows $bottom
             plot="'$tmp/d$idx' using 2:xtic(1) lc rgb '${colours[0]}'"
             order=(0 1 2 3 4 5 7 6)   # the rest before the other thread's time, stacked on top
             for j in 1 2 3 4 5 6 7; do
@@ -137,19 +153,17 @@ fig2)
         # A last panel holding only the key.
         echo "unset title; unset xtics; unset ytics; unset ylabel; unset grid; unset border; set yrange [0:1]; set xrange [0:1]"
         echo "set key inside center center vertical font ',9'"
+        panel $idx $cols $rows $bottom
         keys="" order=(0 1 2 3 4 5 7 6)
         for j in 0 1 2 3 4 5 6 7; do
             k=${order[$j]}
             keys="$keys${keys:+, }NaN with boxes fill solid 0.9 lc rgb '${colours[$k]}' title $(q "${labels[$k]}")"
         done
-        echo "set label 2 $(wrap $((cols * 380))) at screen 0.01, screen 0.03 left font ',8'"
+        notelabel 2 $width $height
         echo "plot $keys"
         echo "unset multiplot"
     } > "$tmp/p.gp"
-    # One more cell for the key.
-    rows=$(( (napps + 1 + cols - 1) / cols ))
-    sed -i "s/^set multiplot layout [0-9]*,/set multiplot layout $rows,/" "$tmp/p.gp"
-    terminals "$tmp/p.gp" $((cols * 380)) $((rows * 330 + 80))
+    terminals "$tmp/p.gp" $width $height
     ;;
 fig7|fig8)
     x=$([ $fig = fig7 ] && echo latency_us || echo bandwidth_mbs)
@@ -162,13 +176,16 @@ fig7|fig8)
     cols=2; (( napps < cols )) && cols=$napps
     rows=$(( (napps + cols - 1) / cols ))
     xs=$(awk -F, -v cx="$cx" 'NR > 1 { print $cx }' "$csv" | sort -gu | paste -sd,)
+    read -r xlo xhi < <(tr , ' ' <<< "$xs" | awk '{ print $1 / 1.3, $NF * 1.3 }')
+    width=$((cols * 480)); (( width < 640 )) && width=640
+    noteh=$(( $(notelines $width) * 11 + 12 )); height=$((rows * 380 + noteh))
+    bottom=$(awk -v n="$noteh" -v h="$height" 'BEGIN { printf "%.4f", n / h }')
     {
-        echo "set multiplot layout $rows,$cols title $(q "$title")"
-        echo "set logscale x; set xtics ($xs); set grid; set key top left font ',9'"
+        echo "set multiplot title $(q "$title")"
+        echo "set logscale x; set xtics ($xs); set xrange [$xlo:$xhi]; set grid; set key below horizontal font ',9'"
         echo "set xlabel $(q "$xl"); set ylabel $(q "$ylabel")"
-        echo "set bmargin 5"
-        echo "set label 9 $(wrap $((cols * 480))) at screen 0.01, screen 0.03 left font ',8'"
-        idx=0
+        notelabel 9 $width $height
+        idx=0 p=0
         for app in $apps; do
             plot=""
             for s in $(awk -F, -v app="$app" -v cn="$cn" 'NR > 1 && $1 == app && $cn != "" && !u[$2]++ { print $2 }' "$csv"); do
@@ -179,11 +196,13 @@ fig7|fig8)
             done
             [ -n "$plot" ] || { echo "plot.sh: $csv: $app has no point with a value" >&2; exit 1; }
             echo "set title $(q "$app")"
+            panel $p $cols $rows $bottom
+            p=$((p + 1))
             echo "plot $plot, 1 with lines dt 2 lc 'black' notitle"
         done
         echo "unset multiplot"
     } > "$tmp/p.gp"
-    terminals "$tmp/p.gp" $((cols * 480)) $((rows * 340 + 70))
+    terminals "$tmp/p.gp" $width $height
     ;;
 *)
     echo "plot.sh: unknown figure '$fig' (fig1 to fig8)" >&2; exit 2 ;;
