@@ -11,7 +11,7 @@ home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 export CMRUN CM_APPS_DIR="$top_builddir/apps"
 JOB_TIMEOUT=${CMT_PAPER_TIMEOUT:-600}
-args=(--quick --apps "sor gauss" --variants "CHHM NHHM NSHM CHSM" --sweep-apps sor_l
+args=(--quick --procs 2 --apps "sor gauss" --variants "CHHM NHHM NSHM CHSM" --sweep-apps sor_l
       --latencies "1 10" --bandwidths "100 1000")
 
 note "the quick study, default output directory"
