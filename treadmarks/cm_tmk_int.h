@@ -195,6 +195,7 @@ cm_status_t cm_tmk_new_interval(void);
 cm_status_t cm_tmk_incorporate(const char *buf, size_t len, uint32_t count);
 cm_status_t cm_tmk_validate(uint64_t p);
 cm_status_t cm_tmk_fault(void *addr, bool write);
+cm_status_t cm_tmk_serve_page(int src, const uint32_t *d, size_t len);
 cm_status_t cm_tmk_serve_diffs(int src, const uint32_t *d, size_t len);
 cm_status_t cm_tmk_take_diffs(const uint32_t *d, size_t len);
 

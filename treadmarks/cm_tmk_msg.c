@@ -251,19 +251,7 @@ static void tm_handle(int type, int src, const char *data, size_t len, cm_tmk_ms
         atomic_fetch_sub(&cm_tmk.pending, 1);
         break;
     case TM_PAGE_REQ:
-        if (len != 2 * sizeof(uint32_t) || d[0] >= cm_tmk.npages) {
-            status = CM_ERR_INVALID;
-        } else {
-            char *out = malloc(2 * sizeof(uint32_t) + cm_tmk.ps);
-            if (out == NULL) {
-                status = CM_ERR_NO_MEMORY;
-                break;
-            }
-            memcpy(out, d, 2 * sizeof(uint32_t));
-            memcpy(out + 2 * sizeof(uint32_t), cm_tmk_net(d[0]), cm_tmk.ps);
-            status = cm_tmk_post(src, TM_PAGE_REPLY, out, 2 * sizeof(uint32_t) + cm_tmk.ps);
-            free(out);
-        }
+        status = cm_tmk_serve_page(src, d, len);
         break;
     case TM_PAGE_REPLY:
         if (len != 2 * sizeof(uint32_t) + cm_tmk.ps || d[0] >= cm_tmk.npages) {

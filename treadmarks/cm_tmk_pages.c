@@ -452,6 +452,38 @@ cm_status_t cm_tmk_fault(void *addr, bool write)
 
 /* ---- diff requests and replies (cm_tmk_msg.c's request handling) ---------------------------- */
 
+/*
+ * A page request: we manage page p, the requester has no copy. Our writes that no diff holds
+ * yet are closed in a notice and encoded first, so that the copy sent is what our next twin
+ * will hold. Sent as it was, the copy could show a word at a value that the later diff leaves
+ * out because the word came back to its twin's value (a 4-byte half of a 64-bit store going
+ * 0, -1, 0): the requester, applying that diff, would keep the -1 (mp_litmus refill at 3
+ * processes; tests/model/treadmarks.pml with TOGGLE, and COLD_RAW for the old way).
+ */
+cm_status_t cm_tmk_serve_page(int src, const uint32_t *d, size_t len)
+{
+    size_t hdr = 2 * sizeof(uint32_t);
+    char *out;
+    cm_status_t status;
+
+    if (len != hdr || d[0] >= cm_tmk.npages) {
+        return CM_ERR_INVALID;
+    }
+    if (cm_tmk.pages[d[0]].twin != NULL) {
+        TM_CHECK(cm_tmk_new_interval());
+        TM_CHECK(tm_make_diff(d[0]));
+    }
+    out = malloc(hdr + cm_tmk.ps);
+    if (out == NULL) {
+        return CM_ERR_NO_MEMORY;
+    }
+    memcpy(out, d, hdr);
+    memcpy(out + hdr, cm_tmk_net(d[0]), cm_tmk.ps);
+    status = cm_tmk_post(src, TM_PAGE_REPLY, out, hdr + cm_tmk.ps);
+    free(out);
+    return status;
+}
+
 cm_status_t cm_tmk_serve_diffs(int src, const uint32_t *d, size_t len)
 {
     uint32_t p = d[0], n = d[1];

@@ -133,6 +133,10 @@ throttle; build tmk treadmarks.pml &
 throttle; build tmk-old-rule treadmarks.pml -DOLD_RULE -DVTSUM &
 throttle; build tmk-no-encode treadmarks.pml -DNO_ENCODE_ON_FOREIGN -DVTSUM &
 throttle; build tmk-foreign-needs-twin treadmarks.pml -DFOREIGN_NEEDS_TWIN -DVTSUM &
+# Values that come back to the twin's (TOGGLE): the cold copy must follow an encode of the
+# manager's writes; a raw copy (COLD_RAW, the code before this model's change) loses an update.
+throttle; build tmk-toggle treadmarks.pml -DTOGGLE &
+throttle; build tmk-cold-raw treadmarks.pml -DTOGGLE -DCOLD_RAW -DVTSUM &
 # Blocking waits: a sleeper is always woken (futex; worker fd + eventfd), the broken orders not.
 throttle; build wake-futex wake.pml &
 throttle; build wake-seq-late wake.pml -DSEQ_LATE &
@@ -168,11 +172,15 @@ check ring-probe-3 ring-wait "$(reached 3)" 3
 # update.
 # Probes: a twin encoded for 2 intervals, an empty diff applied, a request that encodes
 # writes of an open interval, an encode for a foreign notice, a cold copy, a grant that ends
-# an interval inside a critical section, a store that faults again.
+# an interval inside a critical section, a store that faults again; and (8, with TOGGLE) a
+# cold copy that makes the manager close and encode its writes first.
 check tmk tmk pass
 check tmk-old-rule tmk-old-rule "fail:$stale"
 check tmk-no-encode-on-foreign tmk-no-encode "fail:$stale"
 check tmk-foreign-needs-twin tmk-foreign-needs-twin "fail:$stale"   # the code before 47aaefd
+check tmk-toggle tmk-toggle pass
+check tmk-cold-raw tmk-cold-raw "fail:$stale"   # a raw page copy, before the fix of issue 14
+check tmk-probe-8 tmk-toggle "$(reached 8)" 8
 check wake-futex wake-futex pass
 check wake-seq-late wake-seq-late "fail:invalid end state"
 check wake-events wake-events pass

@@ -75,6 +75,10 @@
  *     notice, which is concurrent with the foreign one: the same lost update.
  *     Also fixed by giving such notices their empty diffs when a write fault
  *     makes a new twin.
+ *   COLD_RAW (with TOGGLE): a cold access copies the manager's page as it is,
+ *     the code before issue 14. The manager wrote a word 0 -> 1 in one interval
+ *     and 1 -> 0 in the next, under one twin; the copy shows 1, the diff (twin
+ *     0, copy 0) leaves the word out, and the reader keeps the 1.
  * VTSUM: apply in the code's order (vector-time sums, ties either way); the
  * variants above fail in it too.
  * TRACE: prints the protocol steps when a trail is replayed
@@ -92,12 +96,25 @@
 #define NW 2           /* words of the page; word l is protected by lock l */
 #endif
 #define NLOCK NW
+/* What a critical section stores: one more than it read; with TOGGLE, 0 and 1 in turn, so that
+ * a word can come back to its twin's value after another process saw it otherwise (a 4-byte
+ * half of a 64-bit store going 0, -1, 0, as in tests/mp/mp_litmus.c's refill). */
+#ifdef TOGGLE
+#define STORED(v) (1 - (v))
+#else
+#define STORED(v) ((v) + 1)
+#endif
 #ifndef NCS
 #define NCS 2          /* critical sections per process */
 #endif
 /* Intervals per process: one per critical section, one more when a grant
- * closes the interval between a write fault and its store. */
+ * closes the interval between a write fault and its store, and for the
+ * manager one per other process's cold copy. */
+#ifdef COLD_RAW
 #define MAXIV (2 * NCS)
+#else
+#define MAXIV (2 * NCS + NPROC - 1)
+#endif
 #define MGR 0          /* the page's manager: page 0 % nprocs */
 #ifdef TRACE
 #define TR(x) x        /* printed when a trail is replayed */
@@ -128,6 +145,7 @@ c_code { int cm_probe; }
 #define R_COLD     5   /* a first access copies the manager's page */
 #define R_GRANT    6   /* a grant ends the granter's interval in its critical section */
 #define R_REFAULT  7   /* a store faults again: its page was protected after the fault */
+#define R_COLD_ENC 8   /* a cold copy makes the manager close and encode its writes first */
 
 #define S_UNMAPPED 0
 #define S_INVALID  1
@@ -448,6 +466,14 @@ inline validate() {
     };
     do
     :: atomic { cold ->
+#ifndef COLD_RAW
+           /* The manager's copy may hold writes no diff has yet: they are closed in a notice
+            * and encoded first (TM_PAGE_REQ), so that the copy is what its next twin holds. */
+           if
+           :: tw[MGR] -> new_interval(MGR); make_diff(MGR); enc = 0; REACHED(R_COLD_ENC)
+           :: else -> skip
+           fi;
+#endif
            xk = 0;
            do
            :: xk < NW -> W(me, xk) = W(MGR, xk); xk++
@@ -541,7 +567,7 @@ proctype P(byte me)
         atomic { val = W(me, L); TR(printf("P%d reads w%d=%d ghost=%d\n", me, L, val, ghost[L])) };
         assert(val == ghost[L]);                      /* the last value written under L */
         do
-        :: atomic { st[me] == S_RW -> W(me, L) = val + 1; ghost[L] = val + 1; TR(printf("P%d stores w%d=%d\n", me, L, val+1)) }; break
+        :: atomic { st[me] == S_RW -> W(me, L) = STORED(val); ghost[L] = STORED(val); TR(printf("P%d stores w%d=%d\n", me, L, STORED(val))) }; break
         :: st[me] == S_RO ->
             if
             :: faulted -> REACHED(R_REFAULT)
