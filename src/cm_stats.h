@@ -137,6 +137,15 @@ static inline void cm_stats_phase_leave(uint64_t *outer)
     cm_stats_phase_acc = outer;
 }
 
+/* The value of expr (a call that returns one), evaluated inside the phase of acc. */
+#define CM_STATS_IN_PHASE(acc, expr) \
+    __extension__({ \
+        uint64_t *cm_phase_outer_ = cm_stats_phase_enter(acc); \
+        __typeof__(expr) cm_phase_value_ = (expr); \
+        cm_stats_phase_leave(cm_phase_outer_); \
+        cm_phase_value_; \
+    })
+
 /* Table: one column per process and a total (timers in ms). */
 void cm_stats_print_table(FILE *out, const cm_stats_t *per_proc, int nprocs, const char *header);
 

@@ -87,11 +87,7 @@ out:
 
 cm_status_t cm_tmk_barrier(void)
 {
-    uint64_t *outer = cm_stats_phase_enter(&cm_tmk.st.barrier_ns);
-    cm_status_t status = tm_barrier();
-
-    cm_stats_phase_leave(outer);
-    return status;
+    return CM_STATS_IN_PHASE(&cm_tmk.st.barrier_ns, tm_barrier());
 }
 
 /*

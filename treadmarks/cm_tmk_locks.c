@@ -115,11 +115,7 @@ static cm_status_t tm_lock_acquire(unsigned id)
 /* From the request to the grant: waiting (lock_wait_ns); taking its intervals: acquire_ns. */
 cm_status_t cm_tmk_lock_acquire(unsigned id)
 {
-    uint64_t *outer = cm_stats_phase_enter(&cm_tmk.st.lock_wait_ns);
-    cm_status_t status = tm_lock_acquire(id);
-
-    cm_stats_phase_leave(outer);
-    return status;
+    return CM_STATS_IN_PHASE(&cm_tmk.st.lock_wait_ns, tm_lock_acquire(id));
 }
 
 static cm_status_t tm_lock_release(unsigned id)
@@ -147,9 +143,5 @@ static cm_status_t tm_lock_release(unsigned id)
 
 cm_status_t cm_tmk_lock_release(unsigned id)
 {
-    uint64_t *outer = cm_stats_phase_enter(&cm_tmk.st.release_ns);
-    cm_status_t status = tm_lock_release(id);
-
-    cm_stats_phase_leave(outer);
-    return status;
+    return CM_STATS_IN_PHASE(&cm_tmk.st.release_ns, tm_lock_release(id));
 }

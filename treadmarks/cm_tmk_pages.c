@@ -76,10 +76,7 @@ cm_status_t cm_tmk_new_interval(void)
     bool added;
 
     if (cm_tmk.scan && cm_tmk.np > 1) {
-        uint64_t *outer = cm_stats_phase_enter(&cm_tmk.st.twin_diff_ns);
-        cm_status_t status = cm_tmk_scan();
-        cm_stats_phase_leave(outer);
-        TM_CHECK(status);
+        TM_CHECK(CM_STATS_IN_PHASE(&cm_tmk.st.twin_diff_ns, cm_tmk_scan()));
     }
     if (cm_tmk.ndirty == 0) {
         return CM_OK;
@@ -178,11 +175,7 @@ static cm_status_t tm_make_diff_in(uint64_t p)
 
 static cm_status_t tm_make_diff(uint64_t p)
 {
-    uint64_t *outer = cm_stats_phase_enter(&cm_tmk.st.twin_diff_ns);
-    cm_status_t status = tm_make_diff_in(p);
-
-    cm_stats_phase_leave(outer);
-    return status;
+    return CM_STATS_IN_PHASE(&cm_tmk.st.twin_diff_ns, tm_make_diff_in(p));
 }
 
 /*
@@ -270,6 +263,28 @@ static void tm_wait_replies(void)
     cm_stats_phase_leave(outer);
 }
 
+/* The diffs of need[0..n) applied to p, in that order. */
+static cm_status_t tm_apply_diffs(uint64_t p, cm_tmk_ref_t **need, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        cm_tmk_notice_t *nt = &need[i]->iv->notices[need[i]->k];
+        if (nt->diff == NULL) {
+            cm_error("treadmarks: page %" PRIu64 ": no diff for interval %u of rank %u", p,
+                     need[i]->iv->index, need[i]->iv->proc);
+            return CM_ERR_INVALID;
+        }
+        cm_status_t status = cm_tmk_diff_apply(cm_tmk_net(p), cm_tmk.ps, nt->diff, nt->diff_len);
+        if (status != CM_OK) {
+            cm_error("treadmarks: page %" PRIu64 ": malformed diff", p);
+            return status;
+        }
+        need[i]->applied = 1;
+        cm_tmk.st.diffs_applied++;
+        cm_tmk.st.diff_bytes_applied += nt->diff_len;
+    }
+    return CM_OK;
+}
+
 /*
  * Brings page p up to date: its manager's copy first if we have none, then
  * the diffs of every write notice not applied yet, in happened-before order.
@@ -280,8 +295,6 @@ cm_status_t cm_tmk_validate(uint64_t p)
     cm_tmk_ref_t **need = NULL;
     cm_tmk_interval_t **newest_of = NULL;
     uint32_t nneed = 0, nnewest = 0, *pairs = NULL, *npairs = NULL;
-    uint64_t *outer = NULL;
-    bool diffing = false;
     cm_status_t status = CM_OK;
 
     atomic_store(&cm_tmk.pending, 0);
@@ -368,31 +381,13 @@ cm_status_t cm_tmk_validate(uint64_t p)
         tm_wait_replies();
     }
     qsort(need, nneed, sizeof(*need), tm_cmp_ref_hb);
-    outer   = cm_stats_phase_enter(&cm_tmk.st.twin_diff_ns);
-    diffing = true;
-    for (uint32_t i = 0; i < nneed; i++) {
-        cm_tmk_notice_t *nt = &need[i]->iv->notices[need[i]->k];
-        if (nt->diff == NULL) {
-            cm_error("treadmarks: page %" PRIu64 ": no diff for interval %u of rank %u", p,
-                     need[i]->iv->index, need[i]->iv->proc);
-            status = CM_ERR_INVALID;
-            goto out;
-        }
-        status = cm_tmk_diff_apply(cm_tmk_net(p), cm_tmk.ps, nt->diff, nt->diff_len);
-        if (status != CM_OK) {
-            cm_error("treadmarks: page %" PRIu64 ": malformed diff", p);
-            goto out;
-        }
-        need[i]->applied = 1;
-        cm_tmk.st.diffs_applied++;
-        cm_tmk.st.diff_bytes_applied += nt->diff_len;
+    status = CM_STATS_IN_PHASE(&cm_tmk.st.twin_diff_ns, tm_apply_diffs(p, need, nneed));
+    if (status != CM_OK) {
+        goto out;
     }
     pg->unapplied = pg->nrefs;
     pg->state = TM_INVALID; /* valid contents, still protected */
 out:
-    if (diffing) {
-        cm_stats_phase_leave(outer);
-    }
     free(need);
     free(newest_of);
     free(pairs);

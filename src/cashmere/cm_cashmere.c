@@ -112,8 +112,6 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
     cm_pte_t *pte = &cm_cm.pte[p];
     cm_dir_entry_t e;
     cm_dir_effects_t fx;
-    uint64_t *outer;
-    cm_status_t status;
 
     if (pte->mapped) {
         if (write) {
@@ -132,10 +130,8 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
     if (fx.claimed_home) {
         cm_cm.st.home_migrations++;
     }
-    outer  = cm_stats_phase_enter(&cm_cm.st.page_copy_ns);
-    status = cm_cm.fill->map(p, (int)e.home, fx.claimed_home, whole);
-    cm_stats_phase_leave(outer);
-    CM_CHECK(status);
+    CM_CHECK(CM_STATS_IN_PHASE(&cm_cm.st.page_copy_ns,
+                               cm_cm.fill->map(p, (int)e.home, fx.claimed_home, whole)));
     pte->flags &= CM_PTE_DIRTY | CM_PTE_LISTED; /* a store may have been recorded just before it faulted */
     CM_CHECK(cm_cm_protect(p, cm_cm.write->joining(p, (int)e.home, write)));
     pte->mapped = 1;
@@ -146,11 +142,7 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
 
 static cm_status_t cm_cm_fault_page(uint64_t p, bool write, bool whole)
 {
-    uint64_t *outer = cm_stats_phase_enter(&cm_cm.st.fault_ns);
-    cm_status_t status = cm_cm_fault_page_in(p, write, whole);
-
-    cm_stats_phase_leave(outer);
-    return status;
+    return CM_STATS_IN_PHASE(&cm_cm.st.fault_ns, cm_cm_fault_page_in(p, write, whole));
 }
 
 static cm_status_t cm_cm_fault(void *addr, bool write)
@@ -207,11 +199,7 @@ static void cm_cm_access_load(uintptr_t addr, size_t len)
 /* The write mechanism's work at synchronization, timed as write-through (Fig. 2). */
 static cm_status_t cm_cm_settle(uint64_t p)
 {
-    uint64_t *outer = cm_stats_phase_enter(&cm_cm.st.write_through_ns);
-    cm_status_t status = cm_cm.write->settle(p);
-
-    cm_stats_phase_leave(outer);
-    return status;
+    return CM_STATS_IN_PHASE(&cm_cm.st.write_through_ns, cm_cm.write->settle(p));
 }
 
 static void cm_cm_write_flush(void)
@@ -225,11 +213,7 @@ static void cm_cm_write_flush(void)
 /* Our forwarded stores and notices complete at their targets. */
 static cm_status_t cm_cm_complete(void)
 {
-    uint64_t *outer = cm_stats_phase_enter(&cm_cm.st.write_through_ns);
-    cm_status_t status = cm_rma_flush_all(cm_cm.rma);
-
-    cm_stats_phase_leave(outer);
-    return status;
+    return CM_STATS_IN_PHASE(&cm_cm.st.write_through_ns, cm_rma_flush_all(cm_cm.rma));
 }
 
 static cm_status_t cm_cm_invalidate(uint64_t p)
@@ -300,11 +284,7 @@ static cm_status_t cm_cm_release_in(void)
 
 static cm_status_t cm_cm_release(void)
 {
-    uint64_t *outer = cm_stats_phase_enter(&cm_cm.st.release_ns);
-    cm_status_t status = cm_cm_release_in();
-
-    cm_stats_phase_leave(outer);
-    return status;
+    return CM_STATS_IN_PHASE(&cm_cm.st.release_ns, cm_cm_release_in());
 }
 
 static cm_status_t cm_cm_acquire_in(void)
@@ -350,11 +330,7 @@ static cm_status_t cm_cm_acquire_in(void)
 
 static cm_status_t cm_cm_acquire(void)
 {
-    uint64_t *outer = cm_stats_phase_enter(&cm_cm.st.acquire_ns);
-    cm_status_t status = cm_cm_acquire_in();
-
-    cm_stats_phase_leave(outer);
-    return status;
+    return CM_STATS_IN_PHASE(&cm_cm.st.acquire_ns, cm_cm_acquire_in());
 }
 
 /* ---- initialization phase ---------------------------------------------------- */
@@ -399,14 +375,8 @@ static cm_status_t cm_cm_init_done(void)
 
 static cm_status_t cm_cm_barrier(void)
 {
-    uint64_t *outer;
-    cm_status_t status;
-
     CM_CHECK(cm_cm_release());
-    outer  = cm_stats_phase_enter(&cm_cm.st.barrier_ns);
-    status = cm_barrier_wait(&cm_cm.barrier);
-    cm_stats_phase_leave(outer);
-    CM_CHECK(status);
+    CM_CHECK(CM_STATS_IN_PHASE(&cm_cm.st.barrier_ns, cm_barrier_wait(&cm_cm.barrier)));
     cm_cm.st.barriers++;
     if (cm_cm.init_phase) {
         return cm_cm_init_end();
@@ -428,15 +398,12 @@ static void cm_cm_lock_addr(unsigned id, int *home, uint64_t **tail, cm_mcs_qnod
 static cm_status_t cm_cm_lock_acquire(unsigned id)
 {
     int home;
-    uint64_t *tail, *outer;
+    uint64_t *tail;
     cm_mcs_qnode_t *q;
-    cm_status_t status;
 
     cm_cm_lock_addr(id, &home, &tail, &q);
-    outer  = cm_stats_phase_enter(&cm_cm.st.lock_wait_ns);
-    status = cm_mcs_acquire(cm_cm.rma, home, tail, q, NULL);
-    cm_stats_phase_leave(outer);
-    CM_CHECK(status);
+    CM_CHECK(CM_STATS_IN_PHASE(&cm_cm.st.lock_wait_ns,
+                               cm_mcs_acquire(cm_cm.rma, home, tail, q, NULL)));
     if (home == cm_cm.me) {
         cm_cm.st.lock_acquires_local++;
     } else {

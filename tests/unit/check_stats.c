@@ -69,6 +69,27 @@ START_TEST(test_phase_nested_is_exclusive)
 }
 END_TEST
 
+static int busy_value(int v)
+{
+    busy();
+    return v;
+}
+
+START_TEST(test_in_phase_gives_the_value)
+{
+    uint64_t a = 0, t0, t1;
+    int v;
+
+    t0 = cm_ticks();
+    v  = CM_STATS_IN_PHASE(&a, busy_value(7));
+    t1 = cm_ticks();
+    ck_assert_int_eq(v, 7);
+    ck_assert_uint_gt(a, 0);
+    ck_assert_uint_le(a, cm_ticks_to_ns(t1 - t0) + 1);
+    ck_assert_ptr_null(cm_stats_phase_acc);
+}
+END_TEST
+
 static uint64_t thread_acc;
 static void *thread_main(void *arg)
 {
@@ -122,6 +143,7 @@ int main(void)
     tcase_add_test(tc, test_phase_charges_its_span);
     tcase_add_test(tc, test_phase_nested_is_exclusive);
     tcase_add_test(tc, test_phase_per_thread);
+    tcase_add_test(tc, test_in_phase_gives_the_value);
     tcase_add_test(tc, test_total_sums_and_takes_the_longest_run);
     suite_add_tcase(s, tc);
     r = srunner_create(s);
