@@ -47,16 +47,9 @@ need() { # the header must name these columns
 }
 col() { head -1 "$csv" | tr ',' '\n' | grep -nx "$1" | cut -d: -f1; }
 
-# One colour per setting, the same in every figure (TreadMarks black and grey; dashed or light:
-# no merge buffer), as in the scoreboard.
-colour() {
-    case $1 in
-        treadmarks) echo '#000000' ;; treadmarks-scan) echo '#808080' ;;
-        CHSM) echo '#1f77b4' ;; CHSN) echo '#9ecae1' ;; CHHM) echo '#2ca02c' ;; CHHN) echo '#98df8a' ;;
-        NHHM) echo '#d62728' ;; NHHN) echo '#ff9896' ;; NSHM) echo '#9467bd' ;; NSHN) echo '#c5b0d5' ;;
-        NSSM) echo '#ff7f0e' ;; NSSN) echo '#ffbb78' ;; *) echo '#8c564b' ;;
-    esac
-}
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# One colour per setting, the scoreboard's; without a merge buffer, the lighter tint.
+colour() { exp_colour "$1" light; }
 
 terminals() { # the gnuplot script $1 drawn twice: PNG and SVG, at width $2, height $3
     local t

@@ -1,0 +1,64 @@
+# Sourced by experiments/scoreboard and experiments/paper: what both need to find the tools,
+# run a setting, judge a run, describe the machine and draw a setting. The caller defines
+# die() and $here (its own directory).
+
+# CMRUN and CM_INFO: $CMRUN if set, else the build tree's (with its apps), else the installed.
+exp_find_tools() {
+    if [ -n "${CMRUN:-}" ]; then
+        CM_INFO=${CM_INFO:-$(dirname "$CMRUN")/cm_info}
+    elif [ -x "$here/../src/tools/cmrun" ]; then
+        CMRUN="$here/../src/tools/cmrun"
+        CM_INFO="$here/../src/tools/cm_info"
+        export CM_APPS_DIR="${CM_APPS_DIR:-$(cd "$here/../apps" && pwd)}"
+    else
+        CMRUN=$(command -v cmrun) || die "cmrun not found (build the tree or install Cashmere-RMA)"
+        CM_INFO=$(command -v cm_info) || die "cm_info not found next to cmrun"
+    fi
+}
+
+# exp_env SETTING: its environment assignments (sequential: the plain binary, one process).
+exp_env() {
+    case "$1" in
+        sequential)      echo "CM_PROTOCOL=none" ;;
+        treadmarks)      echo "CM_PROTOCOL=treadmarks CM_TMK_WRITE_DETECT=fault" ;;
+        treadmarks-scan) echo "CM_PROTOCOL=treadmarks CM_TMK_WRITE_DETECT=scan" ;;
+        *)               echo "CM_PROTOCOL=cashmere CM_VARIANT=$1" ;;
+    esac
+}
+
+# exp_judge LOG RC: "VERDICT TIME" of a run whose stdout is LOG and exit status RC: OK with
+# the app's parallel section in seconds, or TIMEOUT, FAILED (did not verify), ERROR.
+exp_judge() {
+    local t
+    t=$(sed -n 's/.*processes: parallel section \([0-9.]*\) s$/\1/p' "$1" | head -1)
+    if [ "$2" -eq 124 ] || [ "$2" -eq 137 ]; then echo "TIMEOUT $t"
+    elif grep -q '^VERIFY FAILED$' "$1"; then echo "FAILED $t"
+    elif [ "$2" -ne 0 ] || ! grep -q '^VERIFY OK$' "$1" || [ -z "$t" ]; then echo "ERROR $t"
+    else echo "OK $t"
+    fi
+}
+
+# The machine, as lines of a run record.
+exp_machine() {
+    echo "host: $(uname -n) $(uname -srm)"
+    echo "cpus: $(nproc) ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1))"
+    echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
+}
+
+# exp_colour SETTING [light]: one colour per pair of fill and write mechanisms (the first three
+# letters), TreadMarks black and grey; with light, a setting without a merge buffer (N) gets
+# its pair's lighter tint (bars, which cannot be dashed).
+exp_colour() {
+    local m=0
+    case $1 in [CN][HS][HS]N) [ "${2:-}" = light ] && m=1 ;; esac
+    case $1 in
+        treadmarks)      echo '#000000' ;;
+        treadmarks-scan) echo '#808080' ;;
+        CHS?) [ $m = 1 ] && echo '#9ecae1' || echo '#1f77b4' ;;
+        CHH?) [ $m = 1 ] && echo '#98df8a' || echo '#2ca02c' ;;
+        NHH?) [ $m = 1 ] && echo '#ff9896' || echo '#d62728' ;;
+        NSH?) [ $m = 1 ] && echo '#c5b0d5' || echo '#9467bd' ;;
+        NSS?) [ $m = 1 ] && echo '#ffbb78' || echo '#ff7f0e' ;;
+        *)    echo '#8c564b' ;;
+    esac
+}
