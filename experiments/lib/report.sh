@@ -7,7 +7,7 @@ set -eu
 out=$1
 [ -s "$out/cells.csv" ] || { echo "report.sh: $out/cells.csv: missing or empty" >&2; exit 1; }
 rec() { sed -n "s/^$1: //p" "$out/record.txt" 2>/dev/null | head -1; }
-pfig=$(rec mode >/dev/null; sed -n 's/.*(figures at \([0-9]*\)).*/\1/p' "$out/record.txt" 2>/dev/null | head -1)
+pfig=$(rec mode | sed -n 's/.*(figures at \([0-9]*\)).*/\1/p')
 [ -n "$pfig" ] || pfig=$(awk -F, 'NR > 1 && $4 == 0 { print $3 }' "$out/cells.csv" | sort -n | tail -1)
 
 echo "# The paper's study, rerun: $(rec host | awk '{print $1}'), $(rec date)"
