@@ -27,17 +27,47 @@ expect_ok "$CMCC" "${build[@]}" "$tmp/sum.o" -o "$tmp/sum2"
 expect_ok "$CMRUN" -n 2 "$tmp/sum2"
 [ "$(count_out 'VERIFY OK')" -eq 2 ] || fail "wrong sums"
 
-note "--showme prints the commands: instrumented compile, plain link"
-expect_ok "$CMCC" --showme "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/x"
-[ "$(count_out ' -fsanitize=kernel-address ')" -eq 1 ] || fail "one instrumented compile expected"
+note "like mpicc: one step, any argument order, -l m as two words, cmcc's options anywhere"
+expect_ok "$CMCC" -o "$tmp/norm" "$top_srcdir/tests/cmcc/norm.c" --showme -l m "${build[@]}"
+[ "$(count_out ' -fsanitize=kernel-address ')" -eq 1 ] || fail "--showme after the files: not one command"
 expect_out "-lcashmere_hooks -lcashmere"
+expect_ok "$CMCC" -o "$tmp/norm" "$top_srcdir/tests/cmcc/norm.c" -l m "${build[@]}"
+ldd "$tmp/norm" | grep -q libasan && fail "linked against libasan"
+for variant in CHSM NHHM; do
+    expect_ok env CM_VARIANT=$variant "$CMRUN" -n 2 "$tmp/norm"
+    [ "$(count_out 'VERIFY OK')" -eq 2 ] || fail "$variant: wrong norm"
+done
+expect_ok "$CMCC" --showme:compile
+expect_out "-fsanitize=kernel-address"
+printf '%s\n' "$out" | grep -q -- "-lcashmere" && fail "--showme:compile lists libraries"
+expect_ok "$CMCC" --showme:link
+expect_out "-lcashmere_hooks -lcashmere"
+expect_ok "$CMCC" --version
+expect_out "^cmcc \\(Cashmere-RMA\\) [0-9]"
+expect_ok "$CMCC" --help
+expect_out "--showme:link"
+expect_fail "$CMCC" --showme:bogus
+expect_out "cmcc: error: unknown option '--showme:bogus'"
+expect_fail "$CMCC"
+expect_out "cmcc: error: no input files"
+
+note "the same flags from pkg-config (cashmere-hooks), for projects with their own build"
+pcflags=$(PKG_CONFIG_PATH="$top_builddir" pkg-config --cflags --libs cashmere-hooks) ||
+    fail "pkg-config cashmere-hooks failed"
+# shellcheck disable=SC2086 # pkg-config's output is a list of words
+expect_ok cc "${build[@]}" "$top_srcdir/tests/cmcc/norm.c" -o "$tmp/normpc" $pcflags -lm
+nm "$tmp/normpc" | grep -q " [DR] cm_hooks_inline$" || fail "pkg-config's flags link no inline-check marker"
+expect_ok env CM_VARIANT=CHSN "$CMRUN" -n 2 "$tmp/normpc"
+[ "$(count_out 'VERIFY OK')" -eq 2 ] || fail "pkg-config build: wrong norm"
+pcplain=$(PKG_CONFIG_PATH="$top_builddir" pkg-config --cflags --libs cashmere)
+case "$pcplain" in *rpath*|*pmix*|*ucx*) fail "cashmere.pc leaks: $pcplain" ;; esac
 
 note "inline checks by default: the hook called only when the shadow says so; CMCC_CHECKS=callback: every store"
 expect_ok "$CMCC" "${build[@]}" -c "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/inl.o"
 nm "$tmp/inl.o" | grep -q " U __asan_report_store[0-9]*_noabort$" || fail "no inline checks compiled"
 nm "$tmp/inl.o" | grep -q " U __asan_store" && fail "the inline build calls a hook per store"
 expect_ok env CMCC_CHECKS=callback "$CMCC" "${build[@]}" -c "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/cb.o"
-nm "$tmp/cb.o" | grep -q " U __asan_store[0-9]*$" || fail "the callback build calls no hook"
+nm "$tmp/cb.o" | grep -q " U __asan_store[0-9]*_noabort$" || fail "the callback build calls no hook"
 expect_ok env CMCC_CHECKS=callback "$CMCC" "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/suminl"
 for setting in "CM_VARIANT=CHSM" "CM_VARIANT=CHSN" "CM_VARIANT=CHSM CM_CHECK_STORES=yes" \
                "CM_PROTOCOL=treadmarks"; do
