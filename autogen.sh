@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Regenerate the build system from a git checkout.
 set -e
 cd "$(dirname "$0")"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What every application of the suite shares: --size test|paper|large and
  * explicit size flags, a timed parallel section, a verification that can

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * appbt: the NAS BT application benchmark in the form of its shared-memory
  * translation (Cashmere paper, section 3.1): a 3D grid with 5 unknowns per

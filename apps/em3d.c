@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * em3d: electromagnetic wave propagation through a bipartite graph of
  * electric (E) and magnetic (H) nodes, the Split-C EM3D kernel (Cashmere

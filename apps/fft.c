@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fft: one-dimensional fast Fourier transform of N complex doubles by the
  * transpose-based ("six-step") algorithm (Cashmere paper, section 3.1).

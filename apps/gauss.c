@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gauss: Gaussian elimination without pivoting (Cashmere paper, section 3.1),
  * synchronized by locks used as flags: "pivot row ready".

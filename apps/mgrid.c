@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mgrid: a simplified shared-memory version of the NAS MG multigrid kernel
  * (Cashmere paper, section 3.1): V-cycles for the Poisson equation

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp3d: rarefied hypersonic flow in a wind tunnel, after the SPLASH MP3D
  * particle simulation (Cashmere paper, section 3.1), LOCKING variant: the

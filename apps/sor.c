@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sor: steady-state temperature of a metal sheet by red-black successive
  * over-relaxation, banded parallelization (Cashmere paper, section 3.1).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What sor and sor_l share: the grid, its row kernel, its initialization and
  * the check against a sequential run. One copy, so that both programs compute

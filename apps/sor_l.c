@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sor_l: sor with locks instead of barriers (Cashmere paper, section 3.1):
  * red-black successive over-relaxation on the same grid, sizes, kernel and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * water: molecular dynamics of liquid water, n-squared, after SPLASH Water
  * (Cashmere paper, section 3.1).

@@ -1,4 +1,5 @@
 divert(-1)
+# SPDX-License-Identifier: BSD-3-Clause
 # PARMACS (ANL) macros for Cashmere-RMA: SPLASH-2 and SPLASH-3 programs run
 # unmodified on N processes of the DSM. Use it like the suites' own macro
 # files, e.g. in a SPLASH program directory:

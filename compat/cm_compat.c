@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers shared by the TreadMarks and PARMACS layers (cm_compat.h). */
 #include "config.h"
 #include "compat/cm_compat.h"

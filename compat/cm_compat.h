@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the TreadMarks and PARMACS layers share (internal): the lock ids they
  * reserve at the top of CM_LOCKS, and waiting for a shared word to change.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Run-time support of the PARMACS macros (include/cm_parmacs.h, cashmere.m4).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The TreadMarks interface (include/tmk.h) over the runtime. Allocation is
  * non-collective (cm_malloc_local), locks and barriers are the protocol's.

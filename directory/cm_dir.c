@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Directory entry updates over one-sided RMA: the MCS-locked form and the
  * single-word compare-and-swap form.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The distributed page directory (Cashmere, HPCA'96 section 2.2). One entry
  * per shared page, kept at the page's directory home (page mod nprocs): the

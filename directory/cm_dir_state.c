@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The directory's state machine: pure functions, no communication (unit
  * tested in tests/unit/check_directory.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Cashmere-RMA: software distributed shared memory over one-sided RDMA.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Run-time support of the PARMACS (ANL) macros in cashmere.m4, for SPLASH-2
  * and SPLASH-3 programs. Programs do not call these directly: the macros

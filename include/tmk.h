@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The TreadMarks programming interface (Keleher's thesis; TreadMarks 1.0
  * user manual) over Cashmere-RMA, under either protocol (CM_PROTOCOL).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A dissemination barrier over one-sided puts (Hensgen, Finkel & Manber): in
  * round k every process puts the barrier's epoch into a flag of process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MCS queue locks over one-sided RMA (Mellor-Crummey & Scott): the lock is a
  * tail word at the lock's home; each contender has a queue node at the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bootstrap: the job's size, this process's rank, and an out-of-band
  * key/value exchange with barrier semantics, provided by the process manager

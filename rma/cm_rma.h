@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The one-sided layer every protocol action is built on: registered segments
  * at the same virtual address in every process, put/get (blocking and

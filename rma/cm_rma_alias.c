@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Aliases of a peer's memory: a range of pe's copy of a segment mapped at an
  * address of the caller's choosing, so that plain loads and stores there reach

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Active messages of the one-sided layer (two-sided; the TreadMarks
  * baseline's transport): handler registration and the receive callback,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Delay injection for communication-parameter studies (CM_NET_LATENCY,
  * CM_NET_BANDWIDTH, CM_NET_OVERHEAD). A LogGP-like model of the issuing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Internals of the one-sided layer shared by its files: the UCX lifecycle
  * (cm_rma_ucx.c), segments (cm_rma_seg.c), data movement and its completion

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Data movement of the one-sided layer: put and get (through UCX, or as
  * copies where a peer's memory is directly mapped), atomics, fence, flush and

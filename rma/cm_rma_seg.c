@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Segments of the one-sided layer: memory at the same virtual address in
  * every process, mapped (by UCX, or here as a memfd) and registered, memory

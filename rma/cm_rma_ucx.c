@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * UCX (ucp) backend of the one-sided layer: its lifecycle. See cm_rma.h for
  * the contract. Context and worker, the exchange of worker addresses through

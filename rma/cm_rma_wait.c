@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Waiting: the progress thread, and the waits of this layer and of its users.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The synchronization and allocation half of cm.h: thin wrappers over the
  * active protocol and the shared heap. A failure here means the DSM cannot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What can be known about a job before it starts, checked in one place: the
  * protocol's process limit, the variant table, the address-space layout, the

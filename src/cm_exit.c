@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A process that leaves without cm_finalize (exit, or a return from main)
  * leaves its peers waiting for it in the next barrier or lock. The launcher

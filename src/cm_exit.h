@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Leaving without cm_finalize: the runtime names the rank and the place, and
  * ends the job (cm_exit.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Access detection: a SIGSEGV on the application view of the shared region is
  * a protocol event; anything else is a real crash and gets the previous

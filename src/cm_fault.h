@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SIGSEGV-driven page faults on the application view of the shared region. */
 #ifndef CM_FAULT_H
 #define CM_FAULT_H

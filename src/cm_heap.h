@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The shared heap: a deterministic allocator over the shared region. Every
  * process makes the same cm_malloc/cm_free calls in the same order

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Store hooks, linked into programs built with cmcc (libcashmere_hooks.a).
  * Compiled without instrumentation and without builtins.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The runtime's side of the store hooks (see cm_hooks_api.h). */
 #include "config.h"
 #include "src/cm_hooks_api.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The contract between the runtime and the store hooks that `cmcc` compiles
  * into a program (src/cm_hooks.c, libcashmere_hooks.a). The compiler's

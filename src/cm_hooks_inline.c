@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Linked into a program only when cmcc builds it with inline checks
  * (CMCC_CHECKS=inline, which asks for this symbol): the runtime looks the name

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Linked into a program only when it is built with load checks as well as
  * store checks (cmcc --accesses, PROG.access), which asks for this symbol: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cm_init / cm_finalize: configuration, bootstrap, one-sided layer, and the
  * shared region and metadata segment at fixed addresses.

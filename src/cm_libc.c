@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libc functions that write into memory the caller names, interposed so that
  * a write into the shared region is never silently lost.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared by the libc interposers (src/cm_libc.c, src/cm_libc_scanf.c): bytes
  * [p, p+n) were written by libc or the kernel; the part in the shared region

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The scanf family, interposed like the functions of src/cm_libc.c: scanf
  * stores each converted value through a pointer argument, possibly into the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "config.h"
 #include "src/cm_meta.h"
 #include "src/util/cm_log.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Layout of each process's metadata segment: the RMA-visible memory where the
  * protocol's shared state lives, addressed by (rank, offset) — i.e. by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * CM_PROTOCOL=none: one process, no coherence. The sequential baseline that
  * speedups are measured against: the same binary and the same shared heap,

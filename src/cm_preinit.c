@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What must happen before the program's main runs, in every process of a job
  * (a constructor of the library):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Set-up done before main (src/cm_preinit.c): one address-space layout in
  * every process, and cmrun --stdin's input on every rank from the first byte.

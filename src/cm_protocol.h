@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What a coherence protocol provides to the runtime. The application calls
  * the same cm.h API under every protocol; cm_init picks one (CM_PROTOCOL).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The replica heap (src/cm_replica_heap.c): while every process replicates
  * process 0's initialization (PARMACS, up to CREATE), what the program

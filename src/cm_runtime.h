@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The process-wide runtime state behind cm.h, for the library's modules and
  * the bundled tools (cm_bench, cm_info). Not installed.

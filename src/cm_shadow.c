@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The shadow of the inline access checks (cmcc --inline).
  *

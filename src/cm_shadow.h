@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The shadow that inline access checks read (cmcc --inline; src/cm_shadow.c).
  * One byte per 8 bytes of address space at (addr >> 3) + CM_SHADOW_OFFSET: zero

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Per-process protocol statistics, declared once. cm_finalize gathers them on
  * rank 0 (one-sided puts into its metadata segment), which prints a table of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the multi-process test scripts (bash). Every launch goes through
 # cmrun, under `timeout`, so that no test can hang the suite.
 set -u

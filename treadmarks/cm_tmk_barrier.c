@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * TreadMarks barriers, a central manager per barrier (round-robin), and the garbage collection
  * that a barrier runs when some process holds more history than CM_TMK_GC_BYTES.

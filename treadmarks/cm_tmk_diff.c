@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TreadMarks diffs: word-granular run-length encoding (see cm_tmk_diff.h). */
 #include "treadmarks/cm_tmk_diff.h"
 

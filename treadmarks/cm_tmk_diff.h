@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * TreadMarks diffs (Keleher's thesis, 2.3.1): a run-length encoding of the
  * 4-byte words in which a page differs from its twin.

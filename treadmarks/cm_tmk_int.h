@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Internals of the TreadMarks protocol shared by its files (cm_treadmarks.c describes the
  * protocol and lists them): the state, its types, the message ids, small helpers and what one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TreadMarks intervals and vector timestamps (see cm_tmk_interval.h). */
 #include "treadmarks/cm_tmk_interval.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * TreadMarks intervals and vector timestamps (Keleher's thesis, 2.2-2.3).
  *

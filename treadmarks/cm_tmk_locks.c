@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * TreadMarks locks: a static manager (lock % nprocs) forwards each request to the last
  * requester; the token moves with a grant that carries the intervals the acquirer has not

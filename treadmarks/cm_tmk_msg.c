@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * TreadMarks messages: posting them (counted by type), keeping one for the application
  * thread, the ones that carry intervals; waiting in the library with the protocol mutex let

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * TreadMarks pages: write notices and intervals, lazy diffs, invalidation by foreign notices,
  * access misses (a copy from the page's manager, then the missing diffs in happened-before

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * TreadMarks write detection under CM_TMK_WRITE_DETECT=scan: a page that a write fault opened
  * stays writable across intervals, and the end of each interval finds the written ones by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The TreadMarks baseline: lazy-invalidate lazy release consistency (Keleher's
  * thesis, chapter 2) over two-sided active messages, running the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Write-notice lists: a bounded ring per process in its metadata segment,
  * appended to remotely by any process, drained locally at acquire (Cashmere,

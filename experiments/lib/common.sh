@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by experiments/scoreboard and experiments/paper: what both need to find the tools,
 # run a setting, judge a run, describe the machine and draw a setting. The caller defines
 # die() and $here (its own directory).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # plot.sh FIG CSV OUTBASE: draws one figure of experiments/paper with gnuplot, as OUTBASE.png
 # and OUTBASE.svg, from the CSV tables.sh wrote (and its .meta: title, ylabel, note; optional).
 #   fig1, fig3-fig6  bars per app and setting, normalized (columns norm, norm_min, norm_max)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # report.sh OUTDIR: REPORT.md (on stdout) of an experiments/paper study, from the CSVs in OUTDIR
 # (cells.csv, table2.csv, figN.csv and .meta, record.txt): the verdict table, one line per
 # finding of the paper, with the numbers it rests on; the figures; Table 2; what the machine

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # tables.sh RUNS.CSV OUTDIR COMMIT SIZE PROCS ABSENT
 #
 # From the runs of experiments/paper (runs.csv, one row per run) to the CSVs each figure is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The Cashmere protocol (Kontothanassis & Scott, HPCA'96, sections 2.2-2.3)
  * over one-sided RDMA: its events. A variant is realized by the mechanisms

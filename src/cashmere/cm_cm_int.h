@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Inside the Cashmere protocol: its state, its page table, and the ops tables
  * through which the protocol's events (cm_cashmere.c) reach the mechanisms

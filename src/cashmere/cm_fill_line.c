@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Software line fills (the NS of NS**: no page copy, reads served in software).
  *

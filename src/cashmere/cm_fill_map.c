@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * No copy, hardware reads (the NH of NH**): a page's application view is
  * mapped onto its home's memory, so loads and stores reach the master copy

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Page copy on a fault (the C of C***): the first access to a page copies all
  * of it from its home with one RMA get into the local copy; later loads hit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Stores folded into load checks: line twins, compared at flush (see cm_folded.h). */
 #include "config.h"
 #include "src/cashmere/cm_folded.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Stores whose check the compiler folded into a load check (NSS*).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The software merge buffer of the *SM variants: a small fully associative
  * write-combining buffer of 64-byte line entries, each with a per-byte dirty

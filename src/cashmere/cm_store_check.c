@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * CM_CHECK_STORES=yes: finds stores into the shared region that the store
  * hooks never saw, and stops the job naming them, instead of letting them be

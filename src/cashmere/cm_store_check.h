@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * CM_CHECK_STORES: stores into the shared region that the store hooks never
  * saw stop the job with a message naming them (src/cashmere/cm_store_check.c). Used by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The variant table (src/util/cm_variant_table.h) as data the runtime and the
  * tools read: per variant, the mechanism behind each dimension, the build it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Writes forwarded in software (the third letter S: CHS*, NSS*): the compiler's store
  * checks (cmcc) call out for stores to armed pages, and each stored range is

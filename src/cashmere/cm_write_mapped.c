@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Writes through the mapping (the third letter H of NHH*, with cm_fill_map.c):
  * the page's view is the home's memory, so every store lands in the master

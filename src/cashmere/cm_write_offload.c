@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Hardware write forwarding without a mapping (the third letter H of CHH*,
  * NSH*), emulated by an offload thread: the paper's network interface that

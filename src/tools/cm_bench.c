@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cm_bench: microbenchmarks, each figure beside a reference measured in the
  * same run:

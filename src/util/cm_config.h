@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Run-time configuration from CM_* environment variables (table in
  * cm_config_table.h). Parsing is pure: it takes an environment array so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Logging: one line per message, prefixed "cashmere[rank]: ". Errors are
  * logged once, where they are found; callers up the stack only propagate the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cm_status_t as words (include/cm.h): every layer reports errors with these. */
 #include "config.h"
 #include "cm.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Calibration of the time-stamp counter used for the protocol's statistics. */
 #define _GNU_SOURCE
 #include "src/util/cm_time.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Monotonic clock helpers shared by the runtime, rma/ and the tools. */
 #ifndef CM_TIME_H
 #define CM_TIME_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The paper's protocol variants (HPCA'96 section 2.3), declared once. Each row:
  *

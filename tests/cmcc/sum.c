@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A program that knows nothing of the runtime's internals: only cm.h. Each
  * process fills its part of a shared array; after a barrier every process

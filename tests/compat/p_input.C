@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Input read before MAIN_INITENV, and a shared allocation whose size comes
  * from it (WATER reads its parameters before MAIN_INITENV; OCEAN, BARNES

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared memory written by libc and by the kernel rather than by the
  * program's own (instrumented) stores: strcpy, strcat, strncpy, sprintf,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A SPLASH-3 style PARMACS program: `CREATE'(fn, P) with P from argv, 65536
  * locks in an array of a shared struct (water declares that many), every

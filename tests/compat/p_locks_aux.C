@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A second compilation unit of p_locks (`EXTERN_ENV'). */
 EXTERN_ENV
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A table of pointers built by main before CREATE and used by every worker:
  * functions, globals, string constants, memory from malloc (private: in one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A SPLASH-2 style PARMACS program: input on stdin ("N P"), shared data
  * initialized by main before `CREATE' (including a read-modify-write that

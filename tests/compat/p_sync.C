@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * PARMACS flag and condition macros: a relay of PAUSE flags through every
  * worker (`SETPAUSE' / `WAITPAUSE' / `CLEARPAUSE'), a bounded producer/consumer on

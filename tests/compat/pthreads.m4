@@ -1,4 +1,5 @@
 divert(-1)
+# SPDX-License-Identifier: BSD-3-Clause
 # A pthreads implementation of the PARMACS macros, for the tests only: the
 # PARMACS test programs are built with it too, and their output under every
 # protocol must equal the output of this threaded build (one address space,

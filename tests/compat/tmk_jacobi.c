@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A TreadMarks program as its users wrote them (cf. the Jacobi example of the
  * TreadMarks papers): process 0 allocates the grids with Tmk_malloc and

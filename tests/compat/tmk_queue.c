@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A TreadMarks program with irregular sharing: every process allocates list
  * nodes on its own with Tmk_malloc (non-collective) and pushes them on one

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # experiments/paper's tables, figures and report on a fixed set of runs (tests/experiments/
 # runs.csv: three apps, every setting at 2 and 4 processes, a sweep, one failed run), so that
 # a broken table, plot or verdict fails here rather than in a study: the normalized values,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A model of the Cashmere protocol as src/cashmere/cm_cashmere.c, directory/ and
  * writenotice/ implement it, checked with SPIN (tests/model/run.sh).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The write-notice ring alone (writenotice/cm_wn.c), with posters that post
  * concurrently to one owner, as cm_wn_post's contract allows: checked with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Lazy diff creation with twins that span intervals, as the TreadMarks
  * baseline implements it (treadmarks/cm_tmk_pages.c: tm_make_diff, tm_invalidate,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Blocking waits (rma/cm_rma_wait.c): a sleeper is never left asleep once what
  * it waits for has happened. SPIN interleaves sequentially consistent steps;

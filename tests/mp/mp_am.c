@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Active messages, served asynchronously: rank 0 sends requests of sizes from
  * 8 B to 70 KB to every other rank (and one to itself); each request's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers for the multi-process tests: a failed check ends the whole job non-zero. */
 #ifndef MP_COMMON_H
 #define MP_COMMON_H

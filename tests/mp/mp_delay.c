@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Delay injection (CM_NET_LATENCY, CM_NET_BANDWIDTH, CM_NET_OVERHEAD) is real
  * waiting in the issuing process: operations to a peer take at least what the

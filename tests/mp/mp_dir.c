@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The directory's entry updates under contention, apart from the rest of the
  * protocol: every rank joins, writes and leaves the same few pages (homed on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Start-up, shutdown and failure behaviour, one mode per run:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Release-consistency litmus tests of the shared memory, through the public
  * API only (plain loads and stores to cm_malloc'ed memory, cm_lock_*,

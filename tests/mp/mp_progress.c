@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Target progress: rank 0 performs one-sided operations on every other rank
  * while those ranks are not calling the library, or are inside it waiting.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One-sided layer, all ranks against all ranks (self included): put/get of
  * many sizes, non-blocking puts/gets with flush, atomics under contention, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * TreadMarks message counts per operation, against Table 2.1 of Keleher's
  * thesis: lock acquire 2 or 3 messages (0 when the token is already here),

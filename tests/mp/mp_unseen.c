@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Stores into shared memory that the store hooks do not see (CM_CHECK_STORES),
  * 2 processes, one mode per run. The page written is homed on rank 0 (it

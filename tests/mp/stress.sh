@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Stress driver: every litmus case (tests/mp/mp_litmus.c) under every protocol
 # setting, transport and process count, N rounds, each run with its own random
 # litmus seed, injected network delay and rare-path knobs. Every draw comes from

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Active messages are served while their target blocks outside the library
 # (read() on a FIFO): requests of 8 B to 70 KB, replies posted from inside the
 # handlers, then messages posted by the application threads just before they

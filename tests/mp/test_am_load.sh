@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Active messages under load (issue 10): mp_am at 4 processes over shared
 # memory, run after run, with two busy loops competing for the 2 cores. A
 # message posted while rank 0's FIFO is full (a reply from a handler in the

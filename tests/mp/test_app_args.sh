@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The applications' command lines: an unknown or incomplete flag is a usage error
 # (printed once, exit 2, nothing run), --help lists every flag the app takes.
 . "$top_srcdir/tests/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The application suite at its test size verifies under both protocols: every
 # variant of the table this machine can run and TreadMarks with both write
 # detections, over shared memory; cmrun finds an app by its bare name in

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The application suite over TCP under the software-read/software-write variants (NSS*:
 # line fills by emulated gets, stores doubled by emulated puts, every one served by the
 # target's progress thread), at 2 and 4 processes. Which variants: the table's rows with a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # cm_bench runs and prints every figure next to its reference: UCX's own figure for the
 # one-sided operations, the floor it is built from for the protocol's (JSON and table).
 . "$top_srcdir/tests/lib.sh"

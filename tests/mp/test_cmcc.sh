@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # cmcc builds an ordinary cm.h program with the store hooks; it runs under the
 # software-doubling variants. The same source built plain is refused by them.
 . "$top_srcdir/tests/lib.sh"

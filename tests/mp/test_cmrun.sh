@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # cmrun and cm_info as a user meets them.
 . "$top_srcdir/tests/lib.sh"
 use_shm

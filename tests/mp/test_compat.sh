@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Programs written for TreadMarks (Tmk.h) and for the PARMACS macros (SPLASH-2
 # and SPLASH-3 style, through cashmere.m4) run unmodified and check their own
 # results, under Cashmere (CHSM, CHSN) and TreadMarks at 1, 2 and 4 processes;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Delay injection is real waiting: lower bounds only (they hold under any load). Under it
 # every doubled store is charged as a put; without it, stores to mapped homes bypass RMA.
 . "$top_srcdir/tests/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The directory's entry updates under contention, apart from the rest of the
 # protocol (mp_dir): both forms, shared memory and TCP, 2 and 4 ranks, with and
 # without injected latency. A lost update, two held sections of one page at

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Bad input and failures: a clear one-line error and a non-zero exit on every
 # rank, within seconds; never a hang (every run is under a short timeout).
 . "$top_srcdir/tests/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Start-up: singleton without launcher, 2 and 4 ranks through cmrun, the shared
 # region at one address in every process.
 . "$top_srcdir/tests/lib.sh"

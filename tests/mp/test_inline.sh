@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Inline access checks (the default build, src/cm_shadow.c) against the hook call
 # per store (cmcc's CMCC_CHECKS=callback), which stays supported: every litmus
 # case with the callback build under both software-doubling variants and both

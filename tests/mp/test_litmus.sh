@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Release-consistency litmus tests of the Cashmere protocol over shared memory:
 # every variant this machine runs (the table), both directory forms, 2, 3 and 4 processes,
 # with injected network latency, and with the unsafe-page and ring-overflow

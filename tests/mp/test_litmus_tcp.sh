@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The litmus tests over TCP only: every protocol action is a one-sided
 # operation that UCX emulates in software at the target.
 . "$top_srcdir/tests/lib.sh"

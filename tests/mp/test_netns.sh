@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Two "hosts" on one machine: network namespaces joined by a veth pair on a
 # private link, the job launched across them, one-sided traffic over TCP only.
 # The test creates and removes everything it uses.

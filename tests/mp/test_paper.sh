@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # experiments/paper --quick on a subset small enough for CI (two apps, four variants, one sweep
 # app): every figure as PNG, SVG and CSV, Table 2, the run record, REPORT.md with a verdict per
 # finding, every run verified, a progress line per run; an interrupted study resumes from the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # One-sided operations complete while their target blocks outside the library
 # (read() on a FIFO), waits, sits in a barrier, or is already in cm_finalize.
 # Over TCP only the target's progress can complete them; the "blocked" phase

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The one-sided layer over shared memory (posix/sysv): peers' memory is
 # directly mapped and no progress thread is needed.
 . "$top_srcdir/tests/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The one-sided layer over TCP only, where UCX emulates RMA and atomics in
 # software at the target: not mapped, progress thread on by default.
 . "$top_srcdir/tests/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # experiments/scoreboard at test size, two apps: one row per cell with median,
 # min and max against the sequential baseline (CM_PROTOCOL=none), a progress
 # line per run, what produced the numbers beside them, results outside the

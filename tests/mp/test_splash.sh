@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The patterns of real SPLASH programs that the PARMACS layer must run
 # unmodified, each a program of tests/compat built twice from one source: with
 # cashmere.m4 (plain and with the store hooks) and with a pthreads macro file.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The short stress run of make check: one round of the whole matrix of
 # tests/mp/stress.sh (every litmus case, wordlocks included, under every
 # variant that runs here with both directory forms and under TreadMarks, over

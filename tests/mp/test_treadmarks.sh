@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The TreadMarks baseline (CM_PROTOCOL=treadmarks): the release-consistency
 # litmus tests with the very binaries Cashmere runs (plain and hooked), at 2
 # and 4 processes over shared memory and TCP, with garbage collection forced

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Stores into shared memory that the store hooks do not see (tests/mp/mp_unseen.c):
 # uninstrumented code, before and after a hooked store to the same page, a raw
 # system call, and at the page's home. Under software write forwarding (CHSM,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Blocking waits (CM_WAIT=block): a waiter that sleeps is woken by a node-local peer's store
 # (futex), by its progress thread after a TCP peer's emulated put or a message, and never
 # misses a wake-up (a sleep that outlasts a change of its word is counted: wait_missed).

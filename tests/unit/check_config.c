@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests: CM_* configuration parsing, unknown-name detection, dump. */
 #include "config.h"
 #include "src/cashmere/cm_variant.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit tests of the protocol's pure parts: the directory state machine (with
  * a randomized check of the write-notice invariant), the entry packing, the

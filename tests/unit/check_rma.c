@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests: the delay-injection model and the shared-region layout. */
 #include "config.h"
 #include "rma/cm_rma_delay.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit tests of the statistics' exclusive phase timers (src/cm_stats.h): a nested phase stops
  * its parent's clock, so that the breakdown of experiments/paper (Fig. 2) can add timers up.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit tests of the TreadMarks baseline's pure parts: diff encoding and
  * application (with randomized pages, false-sharing merges and malformed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The write-notice ring over real one-sided operations, in one process (a
  * singleton job posting to itself): order, duplicate suppression, pending
