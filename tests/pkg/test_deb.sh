@@ -92,7 +92,7 @@ step() {
     t0=$(date +%s)
     timeout --kill-after=10 "$limit" "$@"
     rc=$?
-    steps+=("$(printf '%-28s %4ds' "$name" $(( $(date +%s) - t0 )))")
+    steps+=("$(printf '%-34s %4ds' "$name" $(( $(date +%s) - t0 )))")
     [ "$rc" = 124 ] && fail "$name: timed out after ${limit}s"
     [ "$rc" = 0 ] || fail "$name: exit $rc"
 }
@@ -199,7 +199,7 @@ run_out() {
     timeout --kill-after=10 "$limit" "${in_chroot[@]}" UCX_TLS=posix,sysv,self "$@" > "$out" 2>&1
     rc=$?
     sed 's/^/    | /' "$out"
-    steps+=("$(printf '%-28s %4ds' "$name" $(( $(date +%s) - t0 )))")
+    steps+=("$(printf '%-34s %4ds' "$name" $(( $(date +%s) - t0 )))")
     [ "$rc" = 124 ] && fail "$name: timed out after ${limit}s"
     [ "$rc" = 0 ] || fail "$name: exit $rc"
 }
@@ -215,6 +215,7 @@ run_out "cm_info --variants" 60 cm_info --variants
 run_out "cmrun -n 2 sor" 600 cmrun -n 2 sor
 expect "VERIFY OK"
 
+run_out "cmcc --version" 60 cmcc --version
 cp "$top_srcdir/tests/cmcc/sum.c" "$root/tmp/sum.c" || fail "copying tests/cmcc/sum.c"
 run_out "cmcc sum.c -o sum -lm" 300 bash -c 'cd /tmp && cmcc sum.c -o sum -lm && ls -l sum'
 run_out "cmrun -n 2 ./sum" 300 bash -c 'cd /tmp && cmrun -n 2 ./sum'
@@ -223,6 +224,8 @@ run_out "cmrun -n 2 ./sum" 300 bash -c 'cd /tmp && cmrun -n 2 ./sum'
 run_out "CM_VARIANT=CHSN cmrun -n 2 ./sum" 300 bash -c 'cd /tmp && CM_VARIANT=CHSN cmrun -n 2 ./sum'
 [ "$(count 'VERIFY OK, message .written through a libc call.$')" -eq 2 ] ||
     fail "sum under CHSN: expected VERIFY OK and the message from both ranks"
-run_out "pkg-config cashmere" 60 pkg-config --cflags --libs cashmere
+run_out "pkg-config cashmere*" 60 bash -c 'for m in cashmere cashmere-hooks cashmere-access; do
+    printf "%s: " $m; pkg-config --cflags --libs $m || exit 1; done'
+expect "^cashmere-hooks: .*-lcashmere_hooks"
 
 exit 0
