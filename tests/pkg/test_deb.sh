@@ -81,8 +81,31 @@ cleanup() {
     if [ "$rc" = 0 ]; then say "PASS"; else say "FAILED (exit $rc)"; fi
     exit "$rc"
 }
+# The step running now: timeout runs it in a process group of its own, which a Ctrl-C or a
+# TERM to this script does not reach, so the signal is passed on (timeout ends the group).
+cur=""
+on_signal() {
+    say "interrupted"
+    if [ -n "$cur" ]; then
+        kill -TERM "$cur" 2>/dev/null
+        wait "$cur"
+    fi
+    exit 130
+}
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap on_signal INT TERM
+
+# timed LIMIT COMMAND...: COMMAND under timeout, waited for so that signals are handled now.
+timed() {
+    local limit=$1 rc
+    shift
+    timeout --kill-after=10 "$limit" "$@" &
+    cur=$!
+    wait "$cur"
+    rc=$?
+    cur=""
+    return "$rc"
+}
 
 # step NAME TIMEOUT_S COMMAND...: runs it under a timeout, records how long it took.
 step() {
@@ -90,7 +113,7 @@ step() {
     shift 2
     say "== $name (limit ${limit}s): $*"
     t0=$(date +%s)
-    timeout --kill-after=10 "$limit" "$@"
+    timed "$limit" "$@"
     rc=$?
     steps+=("$(printf '%-34s %4ds' "$name" $(( $(date +%s) - t0 )))")
     [ "$rc" = 124 ] && fail "$name: timed out after ${limit}s"
@@ -196,7 +219,7 @@ run_out() {
     say "== $name (limit ${limit}s): $*"
     local t0 rc
     t0=$(date +%s)
-    timeout --kill-after=10 "$limit" "${in_chroot[@]}" UCX_TLS=posix,sysv,self "$@" > "$out" 2>&1
+    timed "$limit" "${in_chroot[@]}" UCX_TLS=posix,sysv,self "$@" > "$out" 2>&1
     rc=$?
     sed 's/^/    | /' "$out"
     steps+=("$(printf '%-34s %4ds' "$name" $(( $(date +%s) - t0 )))")
