@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/pkg/test_deb.sh: the Debian packages, end to end. Builds them from this tree
 # (dpkg-buildpackage -us -uc -b, in a scratch copy outside the tree), installs them with apt
 # in a fresh minimal Debian 12 chroot (dependencies from the mirror) and runs them there:
