@@ -51,6 +51,8 @@ fi
 
 # The rest in a mount namespace of its own, mounts private to it.
 if [ -z "${CM_DEB_UNSHARED:-}" ]; then
+    unshare --mount --propagation private true 2>/dev/null ||
+        skip "cannot create a mount namespace here (a container without CAP_SYS_ADMIN?)"
     CM_DEB_UNSHARED=1 exec unshare --mount --propagation private -- "$BASH" "${BASH_SOURCE[0]}" "$@"
 fi
 
@@ -148,6 +150,14 @@ if [ $# -eq 0 ]; then
         bash -c 'cd "$1" && exec dpkg-buildpackage -us -uc -b -j"$2"' _ "$src" "$jobs"
     say "build log: $work/build/build.log (tail)"
     tail -5 "$work/build/build.log"
+    if command -v lintian >/dev/null 2>&1; then
+        quiet_step "lintian --fail-on error" 600 "$work/build/lintian.log" \
+            lintian --fail-on error "$work"/build/*.changes
+        say "lintian: $(grep -c '^[EW]:' "$work/build/lintian.log") errors and warnings"
+        cat "$work/build/lintian.log"
+    else
+        say "lintian not installed: the packages are not linted (apt-get install lintian)"
+    fi
     for f in "$work"/build/*.deb; do
         case "$f" in *-dbgsym_*) ;; *) debs+=("$f") ;; esac
     done
