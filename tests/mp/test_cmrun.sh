@@ -40,6 +40,11 @@ run 30 timeout --foreground -s TERM 3 "$CMRUN" -n 2 sleep 60
 [ "$rc" -ne 0 ] || fail "exit status 0"
 [ $((SECONDS - start)) -le 15 ] || fail "took $((SECONDS - start))s"
 
+note "--version"
+expect_ok "$CMRUN" --version
+expect_out "^cmrun \(Cashmere-RMA\) [0-9]+\.[0-9]+\.[0-9]+$"
+[ "$(count_out .)" -eq 1 ] || fail "--version: not one line"
+
 note "usage errors"
 expect_fail "$CMRUN" -n 2 no_such_program_xyz
 expect_out "program 'no_such_program_xyz' not found"
