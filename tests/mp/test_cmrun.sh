@@ -45,6 +45,25 @@ expect_ok "$CMRUN" --version
 expect_out "^cmrun \(Cashmere-RMA\) [0-9]+\.[0-9]+\.[0-9]+$"
 [ "$(count_out .)" -eq 1 ] || fail "--version: not one line"
 
+# Fake launchers: they print each argument they get on a line of its own, and start nothing.
+mkdir "$tmp/fake"
+for l in srun prterun; do
+    printf '#!/bin/sh\nfor a in "$@"; do printf "%s[%%s]\\n" "$a"; done\n' "$l" > "$tmp/fake/$l"
+    chmod +x "$tmp/fake/$l"
+done
+FAKE=(env "PATH=$tmp/fake:$PATH")
+# args LAUNCHER: the arguments the fake LAUNCHER got, one line each, as LAUNCHER[arg].
+args() { printf '%s\n' "$out" | grep "^$1\[" || true; }
+
+note "prterun run as root gets --allow-run-as-root (as mpirun does)"
+expect_ok "${FAKE[@]}" "$CMRUN" --launcher prterun -n 2 "$MP/mp_init" info
+args prterun | grep -qx 'prterun\[-n\]' || fail "prterun not used"
+if [ "$(id -u)" = 0 ]; then
+    args prterun | grep -qx 'prterun\[--allow-run-as-root\]' || fail "no --allow-run-as-root as root"
+else
+    args prterun | grep -q allow-run-as-root && fail "--allow-run-as-root though not root"
+fi
+
 note "usage errors"
 expect_fail "$CMRUN" -n 2 no_such_program_xyz
 expect_out "program 'no_such_program_xyz' not found"
