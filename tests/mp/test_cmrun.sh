@@ -55,6 +55,20 @@ FAKE=(env "PATH=$tmp/fake:$PATH")
 # args LAUNCHER: the arguments the fake LAUNCHER got, one line each, as LAUNCHER[arg].
 args() { printf '%s\n' "$out" | grep "^$1\[" || true; }
 
+note "under srun, more ranks than the allocation has tasks: --overcommit, else not"
+for c in "4 SLURM_NTASKS=2" "4 SLURM_NPROCS=2" "4 SLURM_JOB_CPUS_PER_NODE=1(x2),1" "4 SLURM_NTASKS=4" \
+         "4 SLURM_JOB_CPUS_PER_NODE=2(x2)" "2 SLURM_NTASKS=3"; do
+    set -- $c
+    n=$1; shift
+    expect_ok "${FAKE[@]}" SLURM_JOB_ID=1 "$@" "$CMRUN" -n "$n" "$MP/mp_init" info
+    args srun | grep -qx 'srun\[--mpi=pmix\]' || fail "$c: srun not used"
+    case "$c" in
+        "4 SLURM_NTASKS=4"|"4 SLURM_JOB_CPUS_PER_NODE=2(x2)"|"2 SLURM_NTASKS=3")
+            args srun | grep -q overcommit && fail "$c: --overcommit where the ranks fit" ;;
+        *)  args srun | grep -qx 'srun\[--overcommit\]' || fail "$c: no --overcommit" ;;
+    esac
+done
+
 note "prterun run as root gets --allow-run-as-root (as mpirun does)"
 expect_ok "${FAKE[@]}" "$CMRUN" --launcher prterun -n 2 "$MP/mp_init" info
 args prterun | grep -qx 'prterun\[-n\]' || fail "prterun not used"
