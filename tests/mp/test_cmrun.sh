@@ -78,6 +78,27 @@ else
     args prterun | grep -q allow-run-as-root && fail "--allow-run-as-root though not root"
 fi
 
+note "CM_LAUNCHER_ARGS is split as a shell splits words (quotes, backslashes), nothing expanded"
+expect_ok "${FAKE[@]}" CM_LAUNCHER_ARGS="--mca plm_rsh_args '-p 2222 -o StrictHostKeyChecking=no'" \
+    "$CMRUN" --launcher prterun -n 2 "$MP/mp_init" info
+[ "$(args prterun | grep -A3 -x 'prterun\[--mca\]' | tr '\n' ' ')" = \
+  "prterun[--mca] prterun[plm_rsh_args] prterun[-p 2222 -o StrictHostKeyChecking=no] prterun[$MP/mp_init.hooks] " ] ||
+    fail "CM_LAUNCHER_ARGS not split into 3 arguments before the program"
+ran=$tmp/ran
+la="a\\ b \"c \\\"d\\\" \$HOME\" '\$(touch $ran)' \`touch $ran\`"
+expect_ok "${FAKE[@]}" CM_LAUNCHER_ARGS="$la" "$CMRUN" --launcher prterun -n 2 "$MP/mp_init" info
+[ "$(args prterun | grep -A4 -x 'prterun\[a b\]' | tr '\n' ' ')" = \
+  "prterun[a b] prterun[c \"d\" \$HOME] prterun[\$(touch $ran)] prterun[\`touch] prterun[$ran\`] " ] ||
+    fail "CM_LAUNCHER_ARGS=$la: not split as a shell splits it"
+[ -e "$tmp/ran" ] && fail "CM_LAUNCHER_ARGS ran a command"
+for bad in "--mca x 'unclosed" 'say "unclosed' 'trailing\'; do
+    run 30 "${FAKE[@]}" CM_LAUNCHER_ARGS="$bad" "$CMRUN" --launcher prterun -n 2 "$MP/mp_init" info
+    [ "$rc" -eq 2 ] || fail "CM_LAUNCHER_ARGS=$bad: exit status $rc, not 2"
+    [ "$(count_out .)" -eq 1 ] || fail "CM_LAUNCHER_ARGS=$bad: not one line"
+    expect_out "^cmrun: error: CM_LAUNCHER_ARGS: (unbalanced . quote|a backslash at the end) in: "
+    [ -z "$(args prterun)" ] || fail "CM_LAUNCHER_ARGS=$bad: the launcher ran"
+done
+
 note "usage errors"
 expect_fail "$CMRUN" -n 2 no_such_program_xyz
 expect_out "program 'no_such_program_xyz' not found"
