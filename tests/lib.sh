@@ -103,6 +103,15 @@ count_out() {
     printf '%s\n' "$out" | grep -Ec -- "$1"
 }
 
+# leave_slurm: forget the Slurm allocation the test may run in (make check inside salloc or
+# sbatch). Tests that pass their own host list to mpirun need this: Open MPI's mpirun sees
+# SLURM_JOB_ID and the like, takes the allocation's nodes instead and starts its daemons
+# with srun, and cmrun would pick srun. Unsets every SLURM_* variable.
+leave_slurm() {
+    local v
+    for v in $(compgen -e | grep '^SLURM_'); do unset "$v"; done
+}
+
 # Transports: shared memory only, or TCP only (over loopback unless a device is given).
 use_shm() { export UCX_TLS=posix,sysv,self; unset UCX_NET_DEVICES; }
 use_tcp() { export UCX_TLS=tcp; export UCX_NET_DEVICES=${1:-lo}; }

@@ -51,7 +51,8 @@ for l in srun prterun; do
     printf '#!/bin/sh\nfor a in "$@"; do printf "%s[%%s]\\n" "$a"; done\n' "$l" > "$tmp/fake/$l"
     chmod +x "$tmp/fake/$l"
 done
-FAKE=(env "PATH=$tmp/fake:$PATH")
+# Without the size of an allocation the test may itself run in: each check sets its own.
+FAKE=(env -u SLURM_NTASKS -u SLURM_NPROCS -u SLURM_JOB_CPUS_PER_NODE "PATH=$tmp/fake:$PATH")
 # args LAUNCHER: the arguments the fake LAUNCHER got, one line each, as LAUNCHER[arg].
 args() { printf '%s\n' "$out" | grep "^$1\[" || true; }
 

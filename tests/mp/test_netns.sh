@@ -46,6 +46,7 @@ AGENT
 chmod +x "$tmp/agent"
 
 use_tcp cmveth
+leave_slurm # mpirun's own host list, not an allocation's nodes
 export CM_LAUNCHER=mpirun
 export CM_LAUNCHER_ARGS="--mca plm_rsh_agent $tmp/agent --mca oob_tcp_if_include cmveth"
 
