@@ -33,8 +33,12 @@ for ns in "$nsa" "$nsb"; do
 done
 
 # mpirun starts its daemon on the other "host" through this agent instead of ssh.
+# ssh's options (CM_LAUNCHER_ARGS' plm_rsh_args) come first: the agent notes and skips them.
 cat > "$tmp/agent" <<AGENT
 #!/bin/sh
+while [ "\$1" = -p ] || [ "\$1" = -o ]; do
+    echo "\$1 \$2" >> "$tmp/ssh_options"; shift 2
+done
 host=\$1; shift
 case "\$host" in
     $ipa) ns=$nsa ;;
@@ -48,12 +52,17 @@ chmod +x "$tmp/agent"
 use_tcp cmveth
 leave_slurm # mpirun's own host list, not an allocation's nodes
 export CM_LAUNCHER=mpirun
-export CM_LAUNCHER_ARGS="--mca plm_rsh_agent $tmp/agent --mca oob_tcp_if_include cmveth"
+# Quoted as a user passes ssh options (cmrun splits it as a shell would).
+export CM_LAUNCHER_ARGS="--mca plm_rsh_agent $tmp/agent --mca oob_tcp_if_include cmveth \
+--mca plm_rsh_args '-p 2222 -o StrictHostKeyChecking=no'"
 
 note "4 ranks on two namespaces: where each rank runs"
 expect_ok ip netns exec "$nsa" "$CMRUN" -n 4 --hosts $ipa:2,$ipb:2 "$MP/mp_init" info
 [ "$(printf '%s\n' "$out" | grep -o 'netns=net:\[[0-9]*\]' | sort -u | wc -l)" -eq 2 ] ||
     fail "ranks did not run in two network namespaces"
+
+[ "$(sort -u "$tmp/ssh_options" 2>/dev/null | paste -sd,)" = "-o StrictHostKeyChecking=no,-p 2222" ] ||
+    fail "the ssh options in CM_LAUNCHER_ARGS did not reach the remote start: $(cat "$tmp/ssh_options" 2>/dev/null)"
 
 note "one-sided layer across the veth link"
 expect_ok ip netns exec "$nsa" "$CMRUN" -n 4 --hosts $ipa:2,$ipb:2 "$MP/mp_rma" \
