@@ -48,6 +48,7 @@ expect_out "^cmrun \(Cashmere-RMA\) [0-9]+\.[0-9]+\.[0-9]+$"
 # Fake launchers: they print each argument they get on a line of its own, and start nothing.
 mkdir "$tmp/fake"
 for l in srun prterun; do
+    # shellcheck disable=SC2016 # "$@" and "$a" are the fake launcher's
     printf '#!/bin/sh\nfor a in "$@"; do printf "%s[%%s]\\n" "$a"; done\n' "$l" > "$tmp/fake/$l"
     chmod +x "$tmp/fake/$l"
 done
@@ -59,6 +60,7 @@ args() { printf '%s\n' "$out" | grep "^$1\[" || true; }
 note "under srun, more ranks than the allocation has tasks: --overcommit, else not"
 for c in "4 SLURM_NTASKS=2" "4 SLURM_NPROCS=2" "4 SLURM_JOB_CPUS_PER_NODE=1(x2),1" "4 SLURM_NTASKS=4" \
          "4 SLURM_JOB_CPUS_PER_NODE=2(x2)" "2 SLURM_NTASKS=3"; do
+    # shellcheck disable=SC2086 # the count, then the settings
     set -- $c
     n=$1; shift
     expect_ok "${FAKE[@]}" SLURM_JOB_ID=1 "$@" "$CMRUN" -n "$n" "$MP/mp_init" info
@@ -92,7 +94,7 @@ expect_ok "${FAKE[@]}" CM_LAUNCHER_ARGS="$la" "$CMRUN" --launcher prterun -n 2 "
   "prterun[a b] prterun[c \"d\" \$HOME] prterun[\$(touch $ran)] prterun[\`touch] prterun[$ran\`] " ] ||
     fail "CM_LAUNCHER_ARGS=$la: not split as a shell splits it"
 [ -e "$tmp/ran" ] && fail "CM_LAUNCHER_ARGS ran a command"
-for bad in "--mca x 'unclosed" 'say "unclosed' 'trailing\'; do
+for bad in "--mca x 'unclosed" 'say "unclosed' "trailing\\"; do
     run 30 "${FAKE[@]}" CM_LAUNCHER_ARGS="$bad" "$CMRUN" --launcher prterun -n 2 "$MP/mp_init" info
     [ "$rc" -eq 2 ] || fail "CM_LAUNCHER_ARGS=$bad: exit status $rc, not 2"
     [ "$(count_out .)" -eq 1 ] || fail "CM_LAUNCHER_ARGS=$bad: not one line"
