@@ -64,6 +64,13 @@ expect_ok ip netns exec "$nsa" "$CMRUN" -n 4 --hosts $ipa:2,$ipb:2 "$MP/mp_init"
 [ "$(sort -u "$tmp/ssh_options" 2>/dev/null | paste -sd,)" = "-o StrictHostKeyChecking=no,-p 2222" ] ||
     fail "the ssh options in CM_LAUNCHER_ARGS did not reach the remote start: $(cat "$tmp/ssh_options" 2>/dev/null)"
 
+note "a hostfile through CM_LAUNCHER_ARGS instead of --hosts"
+printf '%s slots=2\n' $ipa $ipb > "$tmp/hostfile"
+expect_ok env CM_LAUNCHER_ARGS="$CM_LAUNCHER_ARGS --hostfile $tmp/hostfile" \
+    ip netns exec "$nsa" "$CMRUN" -n 4 "$MP/mp_init" info
+[ "$(printf '%s\n' "$out" | grep -o 'netns=net:\[[0-9]*\]' | sort -u | wc -l)" -eq 2 ] ||
+    fail "ranks did not run on both hosts of the hostfile"
+
 note "one-sided layer across the veth link"
 expect_ok ip netns exec "$nsa" "$CMRUN" -n 4 --hosts $ipa:2,$ipb:2 "$MP/mp_rma" \
     --expect-mapped no --expect-thread yes --iters 60
