@@ -144,7 +144,8 @@ PartitionName=cmt Nodes=$host Default=YES MaxTime=10 State=UP OverSubscribe=FORC
 EOF
 export SLURM_CONF=$conf
 
-timeout 10 srun --mpi=list > "$dir/mpi_list" 2>&1
+timeout 10 srun --mpi=list > "$dir/mpi_list" 2>&1 ||
+    fail "srun --mpi=list with this slurm.conf: $(tr -s '\n\t ' ' ' < "$dir/mpi_list")"
 grep -qw pmix "$dir/mpi_list" ||
     skip "srun has no pmix MPI plugin (srun --mpi=list: $(tr -s '\n\t ' ' ' < "$dir/mpi_list"))"
 
