@@ -124,7 +124,8 @@
     _(launcher, LAUNCHER, ENUM, "auto", "auto|srun|prterun|mpirun", "cmrun", \
       "Process manager cmrun uses. auto: srun inside a Slurm allocation, else prterun, else mpirun.") \
     _(launcher_args, LAUNCHER_ARGS, STRING, "", NULL, "cmrun", \
-      "Extra arguments cmrun passes to the launcher, split on spaces.") \
+      "Extra arguments cmrun passes to the launcher, split into words as a shell would (quotes group, " \
+      "a backslash escapes; nothing is expanded or run), e.g. \"--mca plm_rsh_args '-p 2222'\".") \
     _(apps_dir, APPS_DIR, STRING, CM_APPS_DIR_DEFAULT, NULL, "cmrun", \
       "Where cmrun looks for a program given by bare name before searching PATH.") \
     _(checked, CHECKED, BOOL, "no", NULL, "cmrun", \

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Slurm as a cluster's users meet it, on a private one-node cluster this test starts and
 # removes: its own slurm.conf (SLURM_CONF), munge daemon, key and socket, free ports, and
 # state, spool and log directories, all in one temporary directory. Jobs through
