@@ -129,11 +129,11 @@ void cm_rt_run_describe(cm_rt_run_t *info, const cm_stats_where_t *where, int nw
 
     memset(info, 0, sizeof(*info));
     cm_rt_run_cmdline(info);
-    run->protocol    = cm_rt.proto->name;
+    run->protocol    = cm_protocol_name();
     run->description = cm_rt.proto->describe();
-    if (cm_rt.proto == &cm_protocol_cashmere) {
+    run->variant     = cm_variant_name();
+    if (run->variant != NULL) {
         const cm_variant_info_t *row = &cm_variants[cm_rt.config.variant];
-        run->variant = row->name;
         run->fill    = cm_fill_mechanisms[row->fill].name;
         run->write   = cm_write_mechanisms[row->write].name;
         run->merge   = cm_merge_mechanisms[row->merge].name;

@@ -26,11 +26,22 @@ exp_env() {
     esac
 }
 
-# exp_judge LOG RC: "VERDICT TIME" of a run whose stdout is LOG and exit status RC: OK with
-# the app's parallel section in seconds, or TIMEOUT, FAILED (did not verify), ERROR.
+# exp_ran SETTING: how an app's result line names what ran under SETTING (exp_env).
+exp_ran() {
+    case "$1" in
+        sequential)   echo "protocol none" ;;
+        treadmarks*)  echo "protocol treadmarks" ;;
+        *)            echo "protocol cashmere variant $1" ;;
+    esac
+}
+
+# exp_judge LOG RC SETTING: "VERDICT TIME" of a run of SETTING whose stdout is LOG and exit
+# status RC: OK with the app's parallel section in seconds, or TIMEOUT, FAILED (did not
+# verify), ERROR (also when the result line names another protocol or variant than SETTING).
 exp_judge() {
-    local t
-    t=$(sed -n 's/.*processes: parallel section \([0-9.]*\) s$/\1/p' "$1" | head -1)
+    local t ran
+    ran=$(exp_ran "$3")
+    t=$(sed -n "s/.*processes: parallel section \\([0-9.]*\\) s, $ran\$/\\1/p" "$1" | head -1)
     if [ "$2" -eq 124 ] || [ "$2" -eq 137 ]; then echo "TIMEOUT $t"
     elif grep -q '^VERIFY FAILED$' "$1"; then echo "FAILED $t"
     elif [ "$2" -ne 0 ] || ! grep -q '^VERIFY OK$' "$1" || [ -z "$t" ]; then echo "ERROR $t"
