@@ -8,6 +8,8 @@ CM_INFO="$top_builddir/src/tools/cm_info"
 CM_BENCH="$top_builddir/src/tools/cm_bench"
 MP="$top_builddir/tests/mp"
 JOB_TIMEOUT=${CMT_JOB_TIMEOUT:-120}
+# The version configure gave this build: what the tools' --version must print.
+PACKAGE_VERSION=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$top_builddir/config.h")
 
 # Tests must not inherit the developer's settings.
 for v in $(compgen -e | grep -E '^(CM|UCX)_'); do unset "$v"; done
