@@ -6,6 +6,7 @@ set -u
 CMRUN="$top_builddir/src/tools/cmrun"
 CM_INFO="$top_builddir/src/tools/cm_info"
 CM_BENCH="$top_builddir/src/tools/cm_bench"
+STATS_TOOL="$top_builddir/src/tools/cm_stats"
 MP="$top_builddir/tests/mp"
 JOB_TIMEOUT=${CMT_JOB_TIMEOUT:-120}
 # The version configure gave this build: what the tools' --version must print.
