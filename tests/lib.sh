@@ -95,6 +95,15 @@ expect_fail() {
     [ "$rc" -ne 0 ] || fail "expected a non-zero exit: $*"
 }
 
+# stats_total NAME FILE: the job's total of a timer or counter in a statistics file
+# (CM_STATS=FILE), read by cm_stats; empty, with a line on stderr, where there is none.
+stats_total() {
+    local v
+    v=$("$STATS_TOOL" --columns "$1" "$2" | sed -n 2p)
+    [ -n "$v" ] || echo "  ! no $1 in $2" >&2
+    echo "$v"
+}
+
 # expect_out PATTERN: $out must contain a line matching the extended regex.
 expect_out() {
     printf '%s\n' "$out" | grep -Eq -- "$1" || fail "output lacks /$1/"

@@ -2,18 +2,20 @@
 # run a setting, judge a run, describe the machine and draw a setting. The caller defines
 # die() and $here (its own directory).
 
-# CMRUN and CM_INFO: $CMRUN if set, else the build tree's (with its apps), else the installed.
+# CMRUN, CM_INFO and STATS_TOOL (cm_stats, which reads statistics files): $CMRUN if set,
+# else the build tree's (with its apps), else the installed; the other two beside it.
 exp_find_tools() {
     if [ -n "${CMRUN:-}" ]; then
-        CM_INFO=${CM_INFO:-$(dirname "$CMRUN")/cm_info}
+        :
     elif [ -x "$here/../src/tools/cmrun" ]; then
         CMRUN="$here/../src/tools/cmrun"
-        CM_INFO="$here/../src/tools/cm_info"
         export CM_APPS_DIR="${CM_APPS_DIR:-$(cd "$here/../apps" && pwd)}"
     else
         CMRUN=$(command -v cmrun) || die "cmrun not found (build the tree or install Cashmere-RMA)"
-        CM_INFO=$(command -v cm_info) || die "cm_info not found next to cmrun"
     fi
+    CM_INFO=${CM_INFO:-$(dirname "$CMRUN")/cm_info}
+    STATS_TOOL=${STATS_TOOL:-$(dirname "$CMRUN")/cm_stats}
+    [ -x "$CM_INFO" ] || die "cm_info not found next to $CMRUN"
 }
 
 # exp_env SETTING: its environment assignments (sequential: the plain binary, one process).
