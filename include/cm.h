@@ -48,6 +48,12 @@ int cm_rank(void);
 /* Number of processes in the job. */
 int cm_nprocs(void);
 
+/* The coherence protocol of the job (CM_PROTOCOL): "cashmere", "treadmarks" or "none". */
+const char *cm_protocol_name(void);
+
+/* The Cashmere variant of the job (CM_VARIANT), e.g. "CHSM"; NULL under another protocol. */
+const char *cm_variant_name(void);
+
 /* Wall-clock time in seconds from an arbitrary origin (monotonic). */
 double cm_wtime(void);
 

@@ -10,6 +10,7 @@
 #include "src/cm_protocol.h"
 #include "src/cm_replica_heap.h"
 #include "src/cm_runtime.h"
+#include "src/cashmere/cm_variant.h"
 
 #include <inttypes.h>
 
@@ -144,6 +145,18 @@ void cm_init_done(void)
     CM_RT_ENTER();
     cm_api_check(cm_rt.proto->init_done(), "cm_init_done");
     CM_RT_LEAVE();
+}
+
+const char *cm_protocol_name(void)
+{
+    cm_api_require("cm_protocol_name");
+    return cm_rt.proto->name;
+}
+
+const char *cm_variant_name(void)
+{
+    cm_api_require("cm_variant_name");
+    return (cm_rt.proto == &cm_protocol_cashmere) ? cm_variants[cm_rt.config.variant].name : NULL;
 }
 
 void cm_stats_reset(void)

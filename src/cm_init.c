@@ -89,6 +89,7 @@ static int cm_rt_init(int *argc, char ***argv)
     if (cm_rt.initialized) {
         return CM_OK;
     }
+    cm_rt.start_time = cm_wall_time();
 
     /* Bad settings stop every rank before any work, each with the same one line. */
     if (cm_config_load(&cm_rt.config, environ, err, sizeof(err)) != CM_OK) {
@@ -226,48 +227,6 @@ err:
     fflush(stdout);
     cm_rt_abort_hook(1, cm_status_string(status));
     _exit(1);
-}
-
-/*
- * Every process puts its statistics into rank 0's metadata segment; rank 0
- * prints the table (and writes JSON) if CM_STATS asks for it.
- */
-static cm_status_t cm_rt_stats_report(void)
-{
-    const char *where = cm_rt.config.stats;
-    cm_stats_t mine, *all = (cm_stats_t *)((char *)cm_rt.meta_base + cm_rt.meta.stats);
-    char header[768];
-    cm_status_t status;
-
-    if (where == NULL || where[0] == '\0') {
-        return CM_OK;
-    }
-    _Static_assert(sizeof(cm_stats_t) <= CM_META_STATS_SLOT, "stats slot too small");
-    cm_rt.proto->stats(&mine);
-    status = cm_rma_put(cm_rt.rma, 0, (char *)all + (size_t)cm_rt.rank * CM_META_STATS_SLOT,
-                        &mine, sizeof(mine));
-    if (status == CM_OK) {
-        status = cm_rma_barrier(cm_rt.rma);
-    }
-    if (status != CM_OK || cm_rt.rank != 0) {
-        return status;
-    }
-    /* Gathered with a stride: compact them. */
-    for (int r = 1; r < cm_rt.nprocs; r++) {
-        memmove(&all[r], (char *)all + (size_t)r * CM_META_STATS_SLOT, sizeof(cm_stats_t));
-    }
-    snprintf(header, sizeof(header), "%d processes; %s", cm_rt.nprocs, cm_rt.proto->describe());
-    cm_stats_print_table(stderr, all, cm_rt.nprocs, header);
-    if (strcmp(where, "table") != 0) {
-        FILE *f = fopen(where, "w");
-        if (f == NULL) {
-            cm_error("CM_STATS=%s: cannot write: %s", where, strerror(errno));
-            return CM_ERR_IO;
-        }
-        cm_stats_write_json(f, all, cm_rt.nprocs, header);
-        fclose(f);
-    }
-    return CM_OK;
 }
 
 static void cm_rt_finalize(void)

@@ -56,6 +56,7 @@ typedef struct {
     uint64_t          local_base;   /* offset of process 0's arena; arenas are local_arena apart */
     uint64_t          local_arena;
     const cm_protocol_t *proto;
+    double            start_time;   /* wall clock at cm_init (cm_wall_time) */
 } cm_runtime_t;
 
 extern cm_runtime_t cm_rt;
@@ -74,5 +75,25 @@ static inline uintptr_t cm_rt_local_arena(void)
  */
 cm_status_t cm_runtime_layout(const cm_config_t *cfg, size_t page_size, size_t meta_needed,
                               cm_layout_t *out);
+
+/* The run as the statistics JSON and cm_bench --json describe it (src/cm_stats_run.c). */
+typedef struct {
+    cm_stats_run_t run;
+    char        binary[256], program[256], hostname[256], kernel[256], transports[256];
+    char        *cmdline; /* /proc/self/cmdline: run.args point into it */
+    const char  **args;
+} cm_rt_run_t;
+
+/*
+ * Describes this run into info (release with cm_rt_run_release). where: every process's
+ * (rank 0 after gathering them), or NULL: this process's only, from which the job's nodes
+ * are known only when all of its processes run here.
+ */
+void cm_rt_run_describe(cm_rt_run_t *info, const cm_stats_where_t *where, int nwhere);
+void cm_rt_run_release(cm_rt_run_t *info);
+
+/* Gathers every process's statistics on rank 0, which prints the table and writes the JSON
+ * CM_STATS asks for. Collective; nothing when CM_STATS is empty. */
+cm_status_t cm_rt_stats_report(void);
 
 #endif

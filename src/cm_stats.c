@@ -26,6 +26,15 @@ void cm_stats_total(const cm_stats_t *per_proc, int nprocs, cm_stats_t *total)
     }
 }
 
+/* A timer's row: its name with _ms for _ns, since the table prints milliseconds. */
+static void cm_stats_row_ms(FILE *out, const char *ns_name)
+{
+    char label[48];
+
+    snprintf(label, sizeof(label), "%.*s_ms", (int)strlen(ns_name) - 3, ns_name);
+    fprintf(out, "%-22s", label);
+}
+
 void cm_stats_print_table(FILE *out, const cm_stats_t *per_proc, int nprocs, const char *header)
 {
     cm_stats_t total;
@@ -39,7 +48,7 @@ void cm_stats_print_table(FILE *out, const cm_stats_t *per_proc, int nprocs, con
     }
     fprintf(out, " %13s\n", "total");
 #define CM_STATS_ROW_T(_name, _doc) \
-    fprintf(out, "%-22s", #_name); \
+    cm_stats_row_ms(out, #_name); \
     for (int r = 0; r < shown; r++) { \
         fprintf(out, " %13.3f", (double)per_proc[r]._name / 1e6); \
     } \
@@ -50,40 +59,10 @@ void cm_stats_print_table(FILE *out, const cm_stats_t *per_proc, int nprocs, con
         fprintf(out, " %13" PRIu64, per_proc[r]._name); \
     } \
     fprintf(out, " %13" PRIu64 "\n", total._name);
-    fprintf(out, "# times in ms\n");
+    fprintf(out, "# times in milliseconds (NAME_ms here is NAME_ns, in nanoseconds, in the JSON)\n");
     CM_STATS_TIMERS(CM_STATS_ROW_T)
     fprintf(out, "# counts\n");
     CM_STATS_COUNTERS(CM_STATS_ROW_C)
 #undef CM_STATS_ROW_T
 #undef CM_STATS_ROW_C
-}
-
-static void cm_stats_json_obj(FILE *out, const cm_stats_t *s)
-{
-    const char *sep = "";
-    fputc('{', out);
-#define CM_STATS_JSON(_name, _doc) \
-    fprintf(out, "%s\"%s\": %" PRIu64, sep, #_name, s->_name); \
-    sep = ", ";
-    CM_STATS_TIMERS(CM_STATS_JSON)
-    CM_STATS_COUNTERS(CM_STATS_JSON)
-#undef CM_STATS_JSON
-    fputc('}', out);
-}
-
-void cm_stats_write_json(FILE *out, const cm_stats_t *per_proc, int nprocs, const char *header)
-{
-    cm_stats_t total;
-
-    cm_stats_total(per_proc, nprocs, &total);
-    fprintf(out, "{\n  \"header\": \"%s\",\n  \"nprocs\": %d,\n  \"processes\": [\n", header,
-            nprocs);
-    for (int r = 0; r < nprocs; r++) {
-        fprintf(out, "    ");
-        cm_stats_json_obj(out, &per_proc[r]);
-        fprintf(out, "%s\n", (r + 1 < nprocs) ? "," : "");
-    }
-    fprintf(out, "  ],\n  \"total\": ");
-    cm_stats_json_obj(out, &total);
-    fprintf(out, "\n}\n");
 }

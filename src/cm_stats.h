@@ -2,7 +2,8 @@
 /*
  * Per-process protocol statistics, declared once. cm_finalize gathers them on
  * rank 0 (one-sided puts into its metadata segment), which prints a table of
- * every process and the total, and writes JSON when CM_STATS names a file.
+ * every process and the total, and writes JSON when CM_STATS names a file: the
+ * schema "cashmere-stats/1" of docs/STATS.md (src/cm_stats_json.c).
  */
 #ifndef CM_STATS_H
 #define CM_STATS_H
@@ -12,7 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Times, in nanoseconds. Each is exclusive (cm_stats_phase_enter below): a nanosecond of a
+/* Times, in nanoseconds: every name ends in _ns (the JSON keeps them; the table prints
+ * milliseconds, under the name with _ms). Each is exclusive (cm_stats_phase_enter below): a nanosecond of a
  * thread is charged to the innermost phase it is in, so the breakdown of the paper's Fig. 2
  * (experiments/paper) adds them up without counting anything twice. */
 #define CM_STATS_TIMERS(_) \
@@ -147,11 +149,48 @@ static inline void cm_stats_phase_leave(uint64_t *outer)
         cm_phase_value_; \
     })
 
-/* Table: one column per process and a total (timers in ms). */
+/* Table: one column per process and a total; timers in milliseconds, as NAME_ms rows. */
 void cm_stats_print_table(FILE *out, const cm_stats_t *per_proc, int nprocs, const char *header);
 
-/* JSON: {"header": ..., "processes": [...], "total": {...}}. */
-void cm_stats_write_json(FILE *out, const cm_stats_t *per_proc, int nprocs, const char *header);
+/* Where one process ran: gathered with its statistics, into the JSON's processes. */
+typedef struct {
+    char    host[64];        /* its node's host name */
+    int32_t local_procs;     /* processes of the job on that node */
+    int32_t pid;
+    char    transports[128]; /* the UCX transports to its peers, '+'-joined ("" alone) */
+} cm_stats_where_t;
+
+/*
+ * The run the statistics are of: the members the statistics JSON and cm_bench --json share
+ * (docs/STATS.md). A NULL string is written as null.
+ */
+typedef struct {
+    const char *program;     /* the program's name, without the build's suffix ("sor") */
+    const char *binary;      /* the file that ran ("sor.hooks") */
+    const char *const *args; /* its arguments after the name */
+    int        nargs;
+    const char *protocol;    /* "cashmere", "treadmarks" or "none" */
+    const char *variant;     /* "CHSM"...: under cashmere only */
+    const char *fill, *write, *merge, *build, *fabric; /* the variant's mechanisms (idem) */
+    const char *description; /* the protocol's own one-line account (the table's header) */
+    int        nprocs;
+    int        nodes;          /* distinct host names among the processes; 0: not known */
+    int        procs_per_node; /* the same on every node; 0: not known or not the same */
+    const char *version, *commit;
+    const char *hostname;    /* where rank 0 ran */
+    int        cores;        /* online there */
+    const char *kernel;      /* uname: "Linux 6.1.0-18-amd64 x86_64" */
+    const char *ucx_version, *ucx_tls;
+    const char *transports;  /* every process's transports, '+'-joined */
+    double     start, end;   /* wall clock (s since the epoch): cm_init, and the report */
+} cm_stats_run_t;
+
+/* The run's members, each "  \"key\": value,\n" (the object's opening brace written already). */
+void cm_stats_json_run(FILE *out, const cm_stats_run_t *run);
+
+/* The statistics JSON: run, per process where and what, and the total. */
+void cm_stats_write_json(FILE *out, const cm_stats_run_t *run, const cm_stats_where_t *where,
+                         const cm_stats_t *per_proc, int nprocs);
 
 /* Sums per_proc into *total. */
 void cm_stats_total(const cm_stats_t *per_proc, int nprocs, cm_stats_t *total);

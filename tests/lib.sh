@@ -7,8 +7,11 @@ set -u
 CMRUN="$top_builddir/src/tools/cmrun"
 CM_INFO="$top_builddir/src/tools/cm_info"
 CM_BENCH="$top_builddir/src/tools/cm_bench"
+STATS_TOOL="$top_builddir/src/tools/cm_stats"
 MP="$top_builddir/tests/mp"
 JOB_TIMEOUT=${CMT_JOB_TIMEOUT:-120}
+# The version configure gave this build: what the tools' --version must print.
+PACKAGE_VERSION=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$top_builddir/config.h")
 
 # Tests must not inherit the developer's settings.
 for v in $(compgen -e | grep -E '^(CM|UCX)_'); do unset "$v"; done
@@ -91,6 +94,15 @@ expect_ok() {
 expect_fail() {
     run "$JOB_TIMEOUT" "$@"
     [ "$rc" -ne 0 ] || fail "expected a non-zero exit: $*"
+}
+
+# stats_total NAME FILE: the job's total of a timer or counter in a statistics file
+# (CM_STATS=FILE), read by cm_stats; empty, with a line on stderr, where there is none.
+stats_total() {
+    local v
+    v=$("$STATS_TOOL" --columns "$1" "$2" | sed -n 2p)
+    [ -n "$v" ] || echo "  ! no $1 in $2" >&2
+    echo "$v"
 }
 
 # expect_out PATTERN: $out must contain a line matching the extended regex.

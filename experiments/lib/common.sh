@@ -3,18 +3,20 @@
 # run a setting, judge a run, describe the machine and draw a setting. The caller defines
 # die() and $here (its own directory).
 
-# CMRUN and CM_INFO: $CMRUN if set, else the build tree's (with its apps), else the installed.
+# CMRUN, CM_INFO and STATS_TOOL (cm_stats, which reads statistics files): $CMRUN if set,
+# else the build tree's (with its apps), else the installed; the other two beside it.
 exp_find_tools() {
     if [ -n "${CMRUN:-}" ]; then
-        CM_INFO=${CM_INFO:-$(dirname "$CMRUN")/cm_info}
+        :
     elif [ -x "$here/../src/tools/cmrun" ]; then
         CMRUN="$here/../src/tools/cmrun"
-        CM_INFO="$here/../src/tools/cm_info"
         export CM_APPS_DIR="${CM_APPS_DIR:-$(cd "$here/../apps" && pwd)}"
     else
         CMRUN=$(command -v cmrun) || die "cmrun not found (build the tree or install Cashmere-RMA)"
-        CM_INFO=$(command -v cm_info) || die "cm_info not found next to cmrun"
     fi
+    CM_INFO=${CM_INFO:-$(dirname "$CMRUN")/cm_info}
+    STATS_TOOL=${STATS_TOOL:-$(dirname "$CMRUN")/cm_stats}
+    [ -x "$CM_INFO" ] || die "cm_info not found next to $CMRUN"
 }
 
 # exp_env SETTING: its environment assignments (sequential: the plain binary, one process).
@@ -27,11 +29,22 @@ exp_env() {
     esac
 }
 
-# exp_judge LOG RC: "VERDICT TIME" of a run whose stdout is LOG and exit status RC: OK with
-# the app's parallel section in seconds, or TIMEOUT, FAILED (did not verify), ERROR.
+# exp_ran SETTING: how an app's result line names what ran under SETTING (exp_env).
+exp_ran() {
+    case "$1" in
+        sequential)   echo "protocol none" ;;
+        treadmarks*)  echo "protocol treadmarks" ;;
+        *)            echo "protocol cashmere variant $1" ;;
+    esac
+}
+
+# exp_judge LOG RC SETTING: "VERDICT TIME" of a run of SETTING whose stdout is LOG and exit
+# status RC: OK with the app's parallel section in seconds, or TIMEOUT, FAILED (did not
+# verify), ERROR (also when the result line names another protocol or variant than SETTING).
 exp_judge() {
-    local t
-    t=$(sed -n 's/.*processes: parallel section \([0-9.]*\) s$/\1/p' "$1" | head -1)
+    local t ran
+    ran=$(exp_ran "$3")
+    t=$(sed -n "s/.*processes: parallel section \\([0-9.]*\\) s, $ran\$/\\1/p" "$1" | head -1)
     if [ "$2" -eq 124 ] || [ "$2" -eq 137 ]; then echo "TIMEOUT $t"
     elif grep -q '^VERIFY FAILED$' "$1"; then echo "FAILED $t"
     elif [ "$2" -ne 0 ] || ! grep -q '^VERIFY OK$' "$1" || [ -z "$t" ]; then echo "ERROR $t"

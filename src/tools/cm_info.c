@@ -12,9 +12,11 @@
  *                      what cmrun needs to know as NAME=value lines
  *   cm_info --variants the variant table, one line per variant: whether this
  *                      machine can run it and the mechanism behind each letter
+ *   cm_info --version  "cm_info (Cashmere-RMA) VERSION"
  */
 #include "config.h"
 #include "src/cm_check.h"
+#include "src/util/cm_build.h"
 #include "src/util/cm_config.h"
 #include "src/util/cm_log.h"
 #include "src/cashmere/cm_variant.h"
@@ -32,7 +34,8 @@ extern char **environ;
 static void cm_info_usage(FILE *out)
 {
     fprintf(out,
-            "usage: cm_info [-c | --config | --check [-n N] [--local L] | --variants | -h]\n"
+            "usage: cm_info [-c | --config | --check [-n N] [--local L] | --variants | -h | "
+            "--version]\n"
             "  (no option)   version, libraries, transports and one-sided mechanisms\n"
             "  -c, --config  every CM_* setting: type, default, documentation, current value\n"
             "  --check       check the CM_* environment for a job of N processes (default 1), L of\n"
@@ -41,7 +44,16 @@ static void cm_info_usage(FILE *out)
             "                variant=, build= and suffix= lines (cmrun reads them)\n"
             "  --variants    the variant table, one line per variant:\n"
             "                NAME available|unavailable|not-implemented build=B fill=F write=W\n"
-            "                merge=M fabric=any|map [why=... | note=...: the rest of the line]\n");
+            "                merge=M fabric=any|map [why=... | note=...: the rest of the line]\n"
+            "  -h, --help    this help\n"
+            "  --version     cm_info (Cashmere-RMA) VERSION\n");
+}
+
+/* A bad option: one line, exit status 2. */
+static int cm_info_bad(const char *what, const char *arg)
+{
+    fprintf(stderr, "cm_info: %s '%s' (see cm_info --help)\n", what, arg);
+    return 2;
 }
 
 /* Loads the environment's settings; a bad value is a one-line error and exit 1. */
@@ -212,7 +224,7 @@ static void cm_info_summary(void)
     const char *tls = getenv("UCX_TLS");
 
     ucp_get_version(&major, &minor, &release);
-    printf("Cashmere-RMA %s\n", PACKAGE_VERSION);
+    printf("Cashmere-RMA %s (commit %s)\n", PACKAGE_VERSION, cm_build_commit());
     printf("  UCX %u.%u.%u (%s), PMIx %s\n", major, minor, release, ucp_get_version_string(),
            PMIx_Get_version());
     printf("\nTransports UCX sees on this machine%s%s%s:\n", tls ? " (UCX_TLS=" : "",
@@ -258,7 +270,7 @@ static void cm_info_summary(void)
     printf("\n`cm_info -c` lists every CM_* setting.\n");
 }
 
-/* A count argument: a non-negative decimal, else usage. */
+/* A count argument: a non-negative decimal. */
 static bool cm_info_count(const char *s, int *out)
 {
     char *end;
@@ -307,19 +319,24 @@ int main(int argc, char **argv)
             mode = 2;
         } else if (strcmp(argv[i], "--variants") == 0) {
             mode = 3;
-        } else if ((strcmp(argv[i], "-n") == 0 || strcmp(argv[i], "--local") == 0) &&
-                   i + 1 < argc) {
+        } else if (strcmp(argv[i], "-n") == 0 || strcmp(argv[i], "--local") == 0) {
+            if (i + 1 >= argc) {
+                return cm_info_bad("a count must follow", argv[i]);
+            }
             if (!cm_info_count(argv[i + 1], argv[i][1] == 'n' ? &nprocs : &local)) {
-                cm_info_usage(stderr);
-                return 2;
+                return cm_info_bad(argv[i][1] == 'n' ? "-n needs a count (0..1000000), not"
+                                                     : "--local needs a count (0..1000000), not",
+                                   argv[i + 1]);
             }
             i++;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             cm_info_usage(stdout);
             return 0;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("cm_info (Cashmere-RMA) %s\n", PACKAGE_VERSION);
+            return 0;
         } else {
-            cm_info_usage(stderr);
-            return 2;
+            return cm_info_bad("unknown option", argv[i]);
         }
     }
 

@@ -18,6 +18,14 @@ static inline double cm_time_sec(void)
     return (double)cm_time_ns() * 1e-9;
 }
 
+/* Wall-clock time, seconds since the epoch (dates in records, not durations). */
+static inline double cm_wall_time(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /*
  * Cheap timestamps for the protocol's statistics, which time every lock,
  * acquire and release: clock_gettime costs 25 ns under kvm-clock, the

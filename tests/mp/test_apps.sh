@@ -16,9 +16,12 @@ use_shm
 export CM_APPS_DIR="$top_builddir/apps"
 QUICK=60 # seconds: the watchdog of a single run
 
+# Each setting, and how the result line names what ran under it.
 settings=("CM_PROTOCOL=treadmarks" "CM_PROTOCOL=treadmarks CM_TMK_WRITE_DETECT=scan")
+ran=("protocol treadmarks" "protocol treadmarks")
 for v in $(available_variants); do
     settings+=("CM_PROTOCOL=cashmere CM_VARIANT=$v")
+    ran+=("protocol cashmere variant $v")
 done
 case "${CMT_APPS_MATRIX:=full}" in
     pairs|full) ;;
@@ -46,7 +49,7 @@ for app in sor sor_l gauss fft mgrid em3d water mp3d appbt; do
         for np in $(counts $a $s); do
             note "$app, $np processes, $setting"
             expect_ok env $setting "$CMRUN" -n $np $app --size test
-            expect_out "^$app: .*, $np processes: parallel section [0-9.]+ s$"
+            expect_out "^$app: .*, $np processes: parallel section [0-9.]+ s, ${ran[$s]}$"
             expect_out "^VERIFY OK$"
             runs=$((runs + 1))
         done
@@ -55,7 +58,7 @@ for app in sor sor_l gauss fft mgrid em3d water mp3d appbt; do
     note "$app, the sequential baseline (CM_PROTOCOL=none)"
     for bin in $app "$CM_APPS_DIR/$app.hooks" "$CM_APPS_DIR/$app.access"; do
         expect_ok env CM_PROTOCOL=none "$CMRUN" -n 1 $bin --size test
-        expect_out "^$app: .*, 1 processes: parallel section [0-9.]+ s$"
+        expect_out "^$app: .*, 1 processes: parallel section [0-9.]+ s, protocol none$"
         expect_out "^VERIFY OK$"
     done
     note "$app: a corrupted result is caught"

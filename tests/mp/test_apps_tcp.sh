@@ -17,7 +17,7 @@ for v in $variants; do
         for np in 2 4; do
             note "TCP, $app, $np processes, $v"
             expect_ok env CM_VARIANT=$v "$CMRUN" -n $np $app --size test
-            expect_out "^$app: .*, $np processes: parallel section [0-9.]+ s$"
+            expect_out "^$app: .*, $np processes: parallel section [0-9.]+ s, protocol cashmere variant $v$"
             expect_out "^VERIFY OK$"
             runs=$((runs + 1))
         done

@@ -7,7 +7,10 @@
 # check_json FLOORS: FLOORS rows carry the floor they are built from (10 where a progress
 # thread serves the target, which adds the round trip while the target computes).
 check_json() {
+    expect_out '^  "schema": "cashmere-bench/1",$'
     expect_out '"tool": "cm_bench"'
+    expect_out '^  "library": \{"version": "[0-9.]+", "commit": "[^"]+"\},$'
+    expect_out '^  "job": \{"nprocs": 2, "nodes": 1, "procs_per_node": 2\},$'
     for op in "put \+ flush" '"get"' "atomic swap" "atomic compare-and-swap" "atomic fetch-and-add" \
               "get bandwidth" "SIGSEGV \+ mprotect \(handler\)" "mprotect pair" \
               "page fault, remote home, read\"" "page fault, remote home, read, frame cold" \
@@ -31,6 +34,9 @@ use_shm
 expect_ok "$CMRUN" -n 2 "$CM_BENCH" --json --batches 3
 check_json 9
 expect_out '"direct_mapped": true'
+expect_out '^  "protocol": "cashmere",$'
+expect_out '^  "variant": "CHSM",$'
+expect_out '^  "mechanisms": \{"fill": "page", "write": "hooks", "merge": "buffer", "build": "stores", "fabric": "any"\},$'
 
 note "TCP, JSON"
 use_tcp lo
@@ -42,6 +48,7 @@ expect_out '"direct_mapped": false, "progress_thread": true'
 note "table, 4 ranks, with injected latency"
 use_shm
 expect_ok env CM_NET_LATENCY=20us "$CMRUN" -n 4 "$CM_BENCH" --batches 1
+expect_out "^# cm_bench .*, protocol cashmere, variant CHSM$"
 expect_out "^# delay injection: latency 20000 ns"
 expect_out "^operation +size +measured +reference +ratio +reference is"
 expect_out "^barrier, 4 processes +- +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +log2"
@@ -81,13 +88,38 @@ expect_out "^line miss, remote home, read +256 B +[0-9.]+ us +[0-9.]+ us"
 
 note "TreadMarks: the thesis's basic costs next to the message round trip"
 expect_ok env CM_PROTOCOL=treadmarks "$CMRUN" -n 3 "$CM_BENCH" --json --batches 1
-expect_out '"protocol": "treadmarks"'
+expect_out '^  "protocol": "treadmarks",$'
+expect_out '^  "variant": null,$'
+expect_out '^  "mechanisms": null,$'
 for op in "message round trip \\(null\\)" "lock acquire, 2 messages \\(manager has it\\)" \
           "lock acquire, 3 messages \\(forwarded\\)" "page fault, one diff \\(2 messages\\)" \
           "barrier, 3 processes" "message round trip, target computing"; do
     expect_out "$op\", \"size\": [0-9]+, \"unit\": \"us\", \"cm\": [0-9]+\\.[0-9]+, \"ref\": [0-9.]+"
 done
 
-note "bad option"
-expect_fail "$CMRUN" -n 2 "$CM_BENCH" --bogus
+note "TreadMarks: the table names the protocol, and no variant"
+expect_ok env CM_PROTOCOL=treadmarks "$CMRUN" -n 2 "$CM_BENCH" --batches 1
+expect_out "^# cm_bench .*, protocol treadmarks$"
+[ "$(count_out '^# cm_bench .*variant')" -eq 0 ] || fail "a variant named under TreadMarks"
+
+note "--help, --version; a bad option is one line and exit 2"
+[ -n "$PACKAGE_VERSION" ] || fail "no PACKAGE_VERSION in config.h"
+expect_ok "$CM_BENCH" --version
+[ "$out" = "cm_bench (Cashmere-RMA) $PACKAGE_VERSION" ] || fail "--version printed '$out'"
+expect_ok "$CM_BENCH" --help
+expect_out "^usage: cmrun -n P cm_bench \[--json\] \[--batches N\] \[--target RANK\]$"
+expect_out "^  --version "
+expect_ok "$CMRUN" -n 2 "$CM_BENCH" --help
+[ "$(count_out '^usage: ')" -eq 1 ] || fail "the usage printed more than once under cmrun"
+for bad in "--bogus" "--batches" "--batches 0" "--batches x" "--target -1" "--json extra"; do
+    # shellcheck disable=SC2086
+    run "$JOB_TIMEOUT" "$CM_BENCH" $bad
+    [ "$rc" -eq 2 ] || fail "cm_bench $bad: exit $rc, not 2"
+    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "cm_bench $bad: not one line"
+    expect_out "^cm_bench: "
+done
+run "$JOB_TIMEOUT" "$CMRUN" -n 2 "$CM_BENCH" --bogus
+[ "$rc" -ne 0 ] || fail "cmrun cm_bench --bogus exited 0"
+[ "$(count_out "^cm_bench: unknown option '--bogus' \(see cm_bench --help\)$")" -eq 1 ] ||
+    fail "not one line from the ranks"
 echo "PASS"

@@ -11,7 +11,6 @@ expect_out "mp_delay: OK"
 expect_out "1 MiB at the cap"
 # Doubled stores to a home whose memory is mapped here are plain stores (no RMA put), except
 # under delay injection, which must charge every one of them as a put.
-stat() { sed -n 's/.*"total": {.*"'"$1"'": \([0-9]*\).*/\1/p' "$2"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 note "CHSN over shared memory: doubled stores bypass RMA without delays, go through it with them"
@@ -19,8 +18,8 @@ expect_ok env CM_VARIANT=CHSN CM_STATS="$tmp/direct.json" "$CMRUN" -n 2 "$top_bu
     --size test
 expect_ok env CM_VARIANT=CHSN CM_NET_LATENCY=1us CM_STATS="$tmp/delay.json" "$CMRUN" -n 2 \
     "$top_builddir/apps/sor" --size test
-fd=$(stat forwarded_puts "$tmp/direct.json"); pd=$(stat puts "$tmp/direct.json")
-fl=$(stat forwarded_puts "$tmp/delay.json"); pl=$(stat puts "$tmp/delay.json")
+fd=$(stats_total forwarded_puts "$tmp/direct.json"); pd=$(stats_total puts "$tmp/direct.json")
+fl=$(stats_total forwarded_puts "$tmp/delay.json"); pl=$(stats_total puts "$tmp/delay.json")
 [ "${fd:-0}" -gt 0 ] && [ "${fl:-0}" -gt 0 ] || fail "no doubled stores forwarded ($fd, $fl)"
 [ "$pd" -lt "$fd" ] || fail "without delays $pd puts for $fd doubled stores: not stored directly"
 [ "$pl" -ge "$fl" ] || fail "with 1us latency only $pl puts for $fl doubled stores: some bypassed the delay"

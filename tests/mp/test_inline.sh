@@ -10,8 +10,6 @@
 . "$top_srcdir/tests/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-stat() { sed -n 's/.*"total": {.*"'"$1"'": \([0-9]*\).*/\1/p' "$2"; }
-
 for transport in shm tcp; do
     if [ $transport = shm ]; then use_shm; else use_tcp; fi
     for variant in CHSM CHSN; do
@@ -30,7 +28,7 @@ use_shm
 note "the inline build calls the hook for fewer stores than the callback build (same cases, same seed)"
 expect_ok env CM_STATS="$tmp/inl.json" "$CMRUN" -n 2 "$MP/mp_litmus.hooks" all --iters 20 --seed 7
 expect_ok env CM_STATS="$tmp/cb.json" "$CMRUN" -n 2 "$MP/mp_litmus.callback" all --iters 20 --seed 7
-inl=$(stat doubled_stores "$tmp/inl.json") cb=$(stat doubled_stores "$tmp/cb.json")
+inl=$(stats_total doubled_stores "$tmp/inl.json") cb=$(stats_total doubled_stores "$tmp/cb.json")
 note "stores seen by the hook: inline $inl, callback $cb"
 [ -n "$inl" ] && [ -n "$cb" ] && [ "$inl" -gt 0 ] && [ "$inl" -lt "$cb" ] ||
     fail "inline checks did not skip the stores to pages homed here"

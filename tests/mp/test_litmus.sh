@@ -9,9 +9,6 @@ use_shm
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# stat NAME FILE: the job's total of a counter in a CM_STATS JSON file.
-stat() { sed -n 's/.*"total": {.*"'"$1"'": \([0-9]*\).*/\1/p' "$2"; }
-
 for variant in $(available_variants); do
     for np in 2 3 4; do
         for dir in cas mcs; do
@@ -19,19 +16,19 @@ for variant in $(available_variants); do
             expect_ok env CM_VARIANT=$variant CM_DIRECTORY=$dir CM_STATS="$tmp/s.json" \
                 "$CMRUN" -n $np "$MP/mp_litmus" all --iters 30 --seed $np
             expect_out "^litmus all: OK$"
-            [ "$(stat notices_posted "$tmp/s.json")" -gt 0 ] || fail "no write notice was ever posted"
-            [ "$(stat home_migrations "$tmp/s.json")" -gt 0 ] || fail "no page moved home"
+            [ "$(stats_total notices_posted "$tmp/s.json")" -gt 0 ] || fail "no write notice was ever posted"
+            [ "$(stats_total home_migrations "$tmp/s.json")" -gt 0 ] || fail "no page moved home"
             # Each mechanism did its work: pages copied, mapped, stores forwarded.
             row=$("$CM_INFO" --variants | awk -v v=$variant '$1 == v')
-            case "$row" in *fill=page*) [ "$(stat pages_fetched "$tmp/s.json")" -gt 0 ] || fail "no page copied" ;; esac
-            case "$row" in *fill=map*) [ "$(stat pages_mapped "$tmp/s.json")" -gt 0 ] || fail "no page mapped" ;; esac
+            case "$row" in *fill=page*) [ "$(stats_total pages_fetched "$tmp/s.json")" -gt 0 ] || fail "no page copied" ;; esac
+            case "$row" in *fill=map*) [ "$(stats_total pages_mapped "$tmp/s.json")" -gt 0 ] || fail "no page mapped" ;; esac
             case "$row" in *write=hooks*|*write=offload*)
-                [ "$(stat forwarded_puts "$tmp/s.json")" -gt 0 ] || fail "no store forwarded" ;; esac
+                [ "$(stats_total forwarded_puts "$tmp/s.json")" -gt 0 ] || fail "no store forwarded" ;; esac
             case "$row" in *write=offload*)
-                [ "$(stat offload_passes "$tmp/s.json")" -gt 0 ] || fail "the offload thread never ran"
-                [ "$(stat offload_cpu_ns "$tmp/s.json")" -gt 0 ] || fail "no offload CPU time" ;; esac
+                [ "$(stats_total offload_passes "$tmp/s.json")" -gt 0 ] || fail "the offload thread never ran"
+                [ "$(stats_total offload_cpu_ns "$tmp/s.json")" -gt 0 ] || fail "no offload CPU time" ;; esac
             case "$row" in *merge=buffer*)
-                [ "$(stat merge_flushes "$tmp/s.json")" -gt 0 ] || fail "no merge-buffer line written" ;; esac
+                [ "$(stats_total merge_flushes "$tmp/s.json")" -gt 0 ] || fail "no merge-buffer line written" ;; esac
         done
     done
 done
@@ -49,13 +46,13 @@ for seed in 1 2 3; do
         --iters 30 --seed $seed
     expect_out "^litmus all: OK$"
 done
-[ "$(stat unsafe_pages "$tmp/u.json")" -gt 0 ] || fail "no page became unsafe"
-[ "$(stat unsafe_checks "$tmp/u.json")" -gt 0 ] || fail "no unsafe page was checked"
+[ "$(stats_total unsafe_pages "$tmp/u.json")" -gt 0 ] || fail "no page became unsafe"
+[ "$(stats_total unsafe_checks "$tmp/u.json")" -gt 0 ] || fail "no unsafe page was checked"
 
 note "a two-slot write-notice ring overflows without losing a notice"
 expect_ok env CM_WN_RING=2 CM_STATS="$tmp/o.json" "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 30
 expect_out "^litmus all: OK$"
-[ "$(stat ring_overflows "$tmp/o.json")" -gt 0 ] || fail "the ring never overflowed"
+[ "$(stats_total ring_overflows "$tmp/o.json")" -gt 0 ] || fail "the ring never overflowed"
 
 note "fixed round-robin homes (CM_FIRST_TOUCH=no), a one-line merge buffer"
 expect_ok env CM_FIRST_TOUCH=no CM_MERGE_LINES=1 "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 30

@@ -11,8 +11,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export CM_PROTOCOL=treadmarks
 
-stat() { sed -n 's/.*"total": {.*"'"$1"'": \([0-9]*\).*/\1/p' "$2"; }
-
 use_shm
 for np in 2 4; do
     for bin in mp_litmus mp_litmus.hooks; do
@@ -21,9 +19,9 @@ for np in 2 4; do
         expect_out "^litmus all: OK$"
         for c in intervals twins diffs_created diffs_applied cold_misses interrupts msgs_lock_grant \
                  msgs_diff_reply; do
-            [ "$(stat $c "$tmp/s.json")" -gt 0 ] || fail "statistic $c is 0"
+            [ "$(stats_total $c "$tmp/s.json")" -gt 0 ] || fail "statistic $c is 0"
         done
-        [ "$(stat gc_runs "$tmp/s.json")" -eq 0 ] || fail "garbage collected below the threshold"
+        [ "$(stats_total gc_runs "$tmp/s.json")" -eq 0 ] || fail "garbage collected below the threshold"
     done
 done
 
@@ -36,13 +34,13 @@ done
 note "garbage collection at every barrier (CM_TMK_GC_BYTES=4k)"
 expect_ok env CM_TMK_GC_BYTES=4k CM_STATS="$tmp/g.json" "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 20
 expect_out "^litmus all: OK$"
-[ "$(stat gc_runs "$tmp/g.json")" -gt 0 ] || fail "no garbage collection ran"
+[ "$(stats_total gc_runs "$tmp/g.json")" -gt 0 ] || fail "no garbage collection ran"
 
 note "no progress thread: requests served only inside library calls"
 expect_ok env CM_PROGRESS_THREAD=off CM_STATS="$tmp/o.json" "$CMRUN" -n 4 "$MP/mp_litmus" all \
     --iters 20 --seed 9
 expect_out "^litmus all: OK$"
-[ "$(stat interrupts "$tmp/o.json")" -eq 0 ] || fail "interrupts counted without a progress thread"
+[ "$(stats_total interrupts "$tmp/o.json")" -eq 0 ] || fail "interrupts counted without a progress thread"
 
 note "message counts per operation (thesis Table 2.1)"
 for np in 3 4; do
@@ -71,7 +69,7 @@ for np in 2 4; do
         --seed $((np + 20))
     expect_out "^litmus all: OK$"
     for c in scan_written scan_clean twins diffs_created; do
-        [ "$(stat $c "$tmp/c.json")" -gt 0 ] || fail "scan: statistic $c is 0"
+        [ "$(stats_total $c "$tmp/c.json")" -gt 0 ] || fail "scan: statistic $c is 0"
     done
     expect_ok "$CMRUN" -n $np "$MP/mp_litmus" wordlocks --iters 40 --seed $((np + 20))
     expect_out "^litmus wordlocks: OK$"

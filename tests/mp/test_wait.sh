@@ -7,10 +7,9 @@
 . "$top_srcdir/tests/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-total() { sed -n 's/.*"total": {.*"'"$1"'": \([0-9]*\).*/\1/p' "$2"; }
 slept() {
     local b m
-    b=$(total wait_blocks "$1"); m=$(total wait_missed "$1")
+    b=$(stats_total wait_blocks "$1"); m=$(stats_total wait_missed "$1")
     [ "${b:-0}" -gt 0 ] || fail "no wait slept ($1: wait_blocks=${b:-none})"
     [ "${m:-1}" -eq 0 ] || fail "$m sleeps outlasted a change of their word (missed wake-ups)"
     echo "  slept $b times, missed 0"

@@ -142,6 +142,8 @@ if [ $# -eq 0 ]; then
     if git -C "$top_srcdir" rev-parse --git-dir >/dev/null 2>&1; then
         (cd "$top_srcdir" && git ls-files -co --exclude-standard -z |
             xargs -0 cp --parents -t "$src") || fail "copying the tree"
+        # The copy has no .git: record the commit, as a release tarball does, for the stats.
+        git -C "$top_srcdir" describe --always --dirty > "$src/.commit" 2>/dev/null || true
     else
         cp -a "$top_srcdir/." "$src/" || fail "copying the tree"
     fi

@@ -3,15 +3,18 @@
  * Unit tests of the statistics' exclusive phase timers (src/cm_stats.h): a nested phase stops
  * its parent's clock, so that the breakdown of experiments/paper (Fig. 2) can add timers up.
  * The checks are inequalities between a phase's charge and spans the test measures itself on
- * the same clock, inside or around the phase: no timing threshold.
+ * the same clock, inside or around the phase: no timing threshold. Then the JSON of the
+ * statistics (schema cashmere-stats/1, docs/STATS.md), parsed back, and the table's units.
  */
 #include "config.h"
 #include "src/cm_stats.h"
+#include "src/util/cm_json.h"
 #include "src/util/cm_time.h"
 
 #include <check.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 static volatile uint64_t sink;
 
@@ -133,6 +136,219 @@ START_TEST(test_total_sums_and_takes_the_longest_run)
 }
 END_TEST
 
+/* What f wrote, in a malloc'ed buffer. */
+static char *captured(void (*fn)(FILE *, void *), void *arg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    ck_assert_ptr_nonnull(f);
+    fn(f, arg);
+    fclose(f);
+    return buf;
+}
+
+#define COUNT_ONE(_name, _doc) +1
+#define N_TIMERS (0 CM_STATS_TIMERS(COUNT_ONE))
+
+typedef struct {
+    cm_stats_run_t   run;
+    cm_stats_where_t where[2];
+    cm_stats_t       per[2];
+} json_case_t;
+
+static void write_case(FILE *f, void *arg)
+{
+    json_case_t *c = arg;
+    cm_stats_write_json(f, &c->run, c->where, c->per, 2);
+}
+
+static cm_json_t *parse_case(json_case_t *c)
+{
+    char *text = captured(write_case, c), err[160];
+    cm_json_t *v;
+
+    ck_assert_msg(cm_json_parse(text, strlen(text), &v, err, sizeof(err)) == CM_OK, "%s\n%s", err,
+                  text);
+    free(text);
+    return v;
+}
+
+static const char *str(const cm_json_t *obj, const char *key)
+{
+    const cm_json_t *m = cm_json_get(obj, key);
+    ck_assert_msg(m != NULL && (m->type == CM_JSON_STRING || m->type == CM_JSON_NUMBER),
+                  "no scalar %s", key);
+    return m->text;
+}
+
+static void json_case_init(json_case_t *c)
+{
+    static const char *const args[] = {"--name", "a \"quoted\" \\ arg", "tab\there"};
+
+    memset(c, 0, sizeof(*c));
+    c->run.program     = "we\"ird\\prog";
+    c->run.binary      = "we\"ird\\prog.hooks";
+    c->run.args        = args;
+    c->run.nargs       = 3;
+    c->run.protocol    = "cashmere";
+    c->run.variant     = "CHSM";
+    c->run.fill        = "page";
+    c->run.write       = "hooks";
+    c->run.merge       = "buffer";
+    c->run.build       = "stores";
+    c->run.fabric      = "any";
+    c->run.description = "line one\nline \"two\"\x01";
+    c->run.nprocs      = 2;
+    c->run.nodes       = 1;
+    c->run.procs_per_node = 2;
+    c->run.version     = "0.1.0";
+    c->run.commit      = "abc1234-dirty";
+    c->run.hostname    = "node\\1";
+    c->run.cores       = 8;
+    c->run.kernel      = "Linux 6.1.0 x86_64";
+    c->run.ucx_version = "1.13.1";
+    c->run.ucx_tls     = NULL;
+    c->run.transports  = "sysv/memory+posix/memory";
+    c->run.start       = 1700000000.25;
+    c->run.end         = 1700000001.5;
+    snprintf(c->where[0].host, sizeof(c->where[0].host), "node\\1");
+    snprintf(c->where[1].host, sizeof(c->where[1].host), "node\\1");
+    c->where[0].local_procs = c->where[1].local_procs = 2;
+    c->where[0].pid = 10;
+    c->where[1].pid = 11;
+    c->per[0].total_ns = 3000000; c->per[1].total_ns = 5000000;
+    c->per[0].fault_ns = 1000;    c->per[1].fault_ns = 2000;
+    c->per[0].read_faults = 7;    c->per[1].read_faults = 18446744073709551600ull;
+}
+
+START_TEST(test_json_schema_and_strings)
+{
+    json_case_t c;
+    cm_json_t *v;
+    const cm_json_t *m, *args, *procs, *total;
+
+    json_case_init(&c);
+    v = parse_case(&c);
+    ck_assert_str_eq(str(v, "schema"), "cashmere-stats/1");
+    /* every string comes back as it was given */
+    ck_assert_str_eq(str(v, "program"), c.run.program);
+    ck_assert_str_eq(str(v, "binary"), c.run.binary);
+    ck_assert_str_eq(str(v, "description"), c.run.description);
+    args = cm_json_get(v, "args");
+    ck_assert_int_eq(args->type, CM_JSON_ARRAY);
+    ck_assert_str_eq(args->child->next->text, "a \"quoted\" \\ arg");
+    ck_assert_str_eq(args->child->next->next->text, "tab\there");
+    ck_assert_str_eq(str(v, "protocol"), "cashmere");
+    ck_assert_str_eq(str(v, "variant"), "CHSM");
+    m = cm_json_get(v, "mechanisms");
+    ck_assert_str_eq(str(m, "fill"), "page");
+    ck_assert_str_eq(str(m, "write"), "hooks");
+    ck_assert_str_eq(str(m, "merge"), "buffer");
+    ck_assert_str_eq(str(cm_json_get(v, "job"), "nprocs"), "2");
+    ck_assert_str_eq(str(cm_json_get(v, "job"), "procs_per_node"), "2");
+    ck_assert_str_eq(str(cm_json_get(v, "library"), "commit"), "abc1234-dirty");
+    ck_assert_str_eq(str(cm_json_get(v, "machine"), "hostname"), "node\\1");
+    ck_assert_str_eq(str(cm_json_get(v, "machine"), "cores"), "8");
+    ck_assert_int_eq(cm_json_get(cm_json_get(v, "ucx"), "tls")->type, CM_JSON_NULL);
+    ck_assert_str_eq(str(cm_json_get(v, "time"), "start"), "2023-11-14T22:13:20.250Z");
+    ck_assert_str_eq(str(cm_json_get(v, "time"), "end"), "2023-11-14T22:13:21.500Z");
+    /* per process: where, then timers (ns) and counters; 64-bit counts exact */
+    procs = cm_json_get(v, "processes");
+    ck_assert_str_eq(str(procs->child, "rank"), "0");
+    ck_assert_str_eq(str(procs->child->next, "rank"), "1");
+    ck_assert_ptr_null(procs->child->next->next);
+    ck_assert_str_eq(str(procs->child->next, "pid"), "11");
+    ck_assert_str_eq(str(cm_json_get(procs->child, "timers"), "fault_ns"), "1000");
+    ck_assert_str_eq(str(cm_json_get(procs->child->next, "counters"), "read_faults"),
+                     "18446744073709551600");
+    /* the total: sums, but the job's wall time is its longest process's */
+    total = cm_json_get(v, "total");
+    ck_assert_str_eq(str(cm_json_get(total, "timers"), "total_ns"), "5000000");
+    ck_assert_str_eq(str(cm_json_get(total, "timers"), "fault_ns"), "3000");
+    ck_assert_str_eq(str(cm_json_get(total, "counters"), "read_faults"), "18446744073709551607");
+    cm_json_free(v);
+}
+END_TEST
+
+START_TEST(test_json_timers_are_ns_counters_are_not)
+{
+    json_case_t c;
+    cm_json_t *v;
+    const cm_json_t *timers, *counters;
+    size_t n = 0, k = 0;
+
+    json_case_init(&c);
+    v = parse_case(&c);
+    timers   = cm_json_get(cm_json_get(v, "total"), "timers");
+    counters = cm_json_get(cm_json_get(v, "total"), "counters");
+    for (const cm_json_t *t = timers->child; t != NULL; t = t->next, n++) {
+        size_t l = strlen(t->key);
+        ck_assert_msg(l > 3 && strcmp(t->key + l - 3, "_ns") == 0, "timer %s is not NAME_ns", t->key);
+    }
+    for (const cm_json_t *t = counters->child; t != NULL; t = t->next, k++) {
+        ck_assert_msg(strstr(t->key, "_ns") == NULL, "counter %s named like a timer", t->key);
+    }
+    ck_assert_uint_eq(n, N_TIMERS);
+    ck_assert_uint_eq(n + k, sizeof(cm_stats_t) / sizeof(uint64_t));
+    cm_json_free(v);
+}
+END_TEST
+
+START_TEST(test_json_treadmarks_has_no_variant)
+{
+    json_case_t c;
+    cm_json_t *v;
+
+    json_case_init(&c);
+    c.run.protocol = "treadmarks";
+    c.run.variant  = NULL;
+    c.run.nodes    = 0; /* not known */
+    v = parse_case(&c);
+    ck_assert_str_eq(str(v, "protocol"), "treadmarks");
+    ck_assert_int_eq(cm_json_get(v, "variant")->type, CM_JSON_NULL);
+    ck_assert_int_eq(cm_json_get(v, "mechanisms")->type, CM_JSON_NULL);
+    ck_assert_int_eq(cm_json_get(cm_json_get(v, "job"), "nodes")->type, CM_JSON_NULL);
+    cm_json_free(v);
+}
+END_TEST
+
+static void write_table(FILE *f, void *arg)
+{
+    json_case_t *c = arg;
+    cm_stats_print_table(f, c->per, 2, "a header");
+}
+
+START_TEST(test_table_units)
+{
+    json_case_t c;
+    char *text, *line, *save = NULL;
+    int timers = 0;
+
+    json_case_init(&c);
+    text = captured(write_table, &c);
+    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        char name[64];
+        if (sscanf(line, "%63s", name) != 1 || name[0] == '#') {
+            continue;
+        }
+        ck_assert_msg(strstr(name, "_ns") == NULL, "a row named in ns: %s", line);
+        if (strstr(name, "_ms") != NULL) {
+            timers++;
+        }
+        if (strcmp(name, "total_ms") == 0) {
+            ck_assert_msg(strstr(line, " 3.000 ") && strstr(line, " 5.000"), "%s", line);
+        }
+        if (strcmp(name, "fault_ms") == 0) {
+            ck_assert_msg(strstr(line, " 0.001 ") && strstr(line, " 0.003"), "%s", line);
+        }
+    }
+    ck_assert_int_eq(timers, N_TIMERS);
+    free(text);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s   = suite_create("stats");
@@ -146,6 +362,10 @@ int main(void)
     tcase_add_test(tc, test_phase_per_thread);
     tcase_add_test(tc, test_in_phase_gives_the_value);
     tcase_add_test(tc, test_total_sums_and_takes_the_longest_run);
+    tcase_add_test(tc, test_json_schema_and_strings);
+    tcase_add_test(tc, test_json_timers_are_ns_counters_are_not);
+    tcase_add_test(tc, test_json_treadmarks_has_no_variant);
+    tcase_add_test(tc, test_table_units);
     suite_add_tcase(s, tc);
     r = srunner_create(s);
     srunner_set_fork_status(r, CK_NOFORK);
