@@ -138,7 +138,7 @@ int main(int argc, char **argv)
          "\\fBtcp\\fR, \\fBposix,sysv,self\\fR on one machine) and \\fBUCX_NET_DEVICES\\fR "
          "(for example \\fBmlx5_0:1\\fR) choose them; \\fBucx_info \\-d\\fR lists what this "
          "machine has.");
-    puts(".SH SEE ALSO\n\\fBcmrun\\fR(1), \\fBcmcc\\fR(1), \\fBcm_info\\fR(1), \\fBcm_bench\\fR(1), "
+    puts(".SH SEE ALSO\n\\fBcmrun\\fR(1), \\fBcmcc\\fR(1), \\fBcm_info\\fR(1), \\fBcm_bench\\fR(1), \\fBcm_stats\\fR(1), "
          "\\fBucx_info\\fR(1)");
     return 0;
 }
