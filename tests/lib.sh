@@ -113,6 +113,24 @@ expect_out() {
     printf '%s\n' "$out" | grep -Eq -- "$1" || fail "output lacks /$1/"
 }
 
+# expect_version CMD NAME: CMD --version prints exactly "NAME (Cashmere-RMA) VERSION".
+expect_version() {
+    [ -n "$PACKAGE_VERSION" ] || fail "no PACKAGE_VERSION in config.h"
+    expect_ok "$1" --version
+    [ "$out" = "$2 (Cashmere-RMA) $PACKAGE_VERSION" ] || fail "$2 --version printed '$out'"
+}
+
+# expect_usage_error SECONDS PATTERN CMD [ARGS...]: a bad option is one line matching the
+# extended regex PATTERN, and exit status 2, within SECONDS.
+expect_usage_error() {
+    local limit=$1 pattern=$2
+    shift 2
+    run "$limit" "$@"
+    [ "$rc" -eq 2 ] || fail "$*: exit $rc, not 2"
+    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "$*: not one line"
+    expect_out "$pattern"
+}
+
 # count_out PATTERN: number of output lines matching.
 count_out() {
     printf '%s\n' "$out" | grep -Ec -- "$1"

@@ -103,9 +103,7 @@ expect_out "^# cm_bench .*, protocol treadmarks$"
 [ "$(count_out '^# cm_bench .*variant')" -eq 0 ] || fail "a variant named under TreadMarks"
 
 note "--help, --version; a bad option is one line and exit 2"
-[ -n "$PACKAGE_VERSION" ] || fail "no PACKAGE_VERSION in config.h"
-expect_ok "$CM_BENCH" --version
-[ "$out" = "cm_bench (Cashmere-RMA) $PACKAGE_VERSION" ] || fail "--version printed '$out'"
+expect_version "$CM_BENCH" cm_bench
 expect_ok "$CM_BENCH" --help
 expect_out "^usage: cmrun -n P cm_bench \[--json\] \[--batches N\] \[--target RANK\]$"
 expect_out "^  --version "
@@ -113,10 +111,7 @@ expect_ok "$CMRUN" -n 2 "$CM_BENCH" --help
 [ "$(count_out '^usage: ')" -eq 1 ] || fail "the usage printed more than once under cmrun"
 for bad in "--bogus" "--batches" "--batches 0" "--batches x" "--target -1" "--json extra"; do
     # shellcheck disable=SC2086
-    run "$JOB_TIMEOUT" "$CM_BENCH" $bad
-    [ "$rc" -eq 2 ] || fail "cm_bench $bad: exit $rc, not 2"
-    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "cm_bench $bad: not one line"
-    expect_out "^cm_bench: "
+    expect_usage_error "$JOB_TIMEOUT" "^cm_bench: " "$CM_BENCH" $bad
 done
 run "$JOB_TIMEOUT" "$CMRUN" -n 2 "$CM_BENCH" --bogus
 [ "$rc" -ne 0 ] || fail "cmrun cm_bench --bogus exited 0"

@@ -194,17 +194,12 @@ expect_fail env CM_META_SIZE=huge "$CM_INFO" --check
 expect_out "CM_META_SIZE='huge' is not a size"
 
 note "cm_info --version, --help; a bad option is one line and exit 2"
-[ -n "$PACKAGE_VERSION" ] || fail "no PACKAGE_VERSION in config.h"
-expect_ok "$CM_INFO" --version
-[ "$out" = "cm_info (Cashmere-RMA) $PACKAGE_VERSION" ] || fail "--version printed '$out'"
+expect_version "$CM_INFO" cm_info
 expect_ok "$CM_INFO" --help
 expect_out "^usage: cm_info .*--version\]$"
 for bad in "--bogus" "-n" "-n x" "--check --local -1" "--variants extra"; do
     # shellcheck disable=SC2086
-    run 30 "$CM_INFO" $bad
-    [ "$rc" -eq 2 ] || fail "cm_info $bad: exit $rc, not 2"
-    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "cm_info $bad: not one line"
-    expect_out "^cm_info: .* \(see cm_info --help\)$"
+    expect_usage_error 30 "^cm_info: .* \(see cm_info --help\)$" "$CM_INFO" $bad
 done
 
 note "cm_info summary"

@@ -95,14 +95,10 @@ expect_ok "$STATS_TOOL" -p "$tmp/b.json"
 note "--help, --version; bad options: one line, exit 2"
 expect_ok "$STATS_TOOL" --help
 expect_out "^usage: cm_stats \[--per-process\] \[--columns LIST\] FILE\.\.\.$"
-expect_ok "$STATS_TOOL" --version
-[ "$out" = "cm_stats (Cashmere-RMA) $PACKAGE_VERSION" ] || fail "--version printed '$out'"
+expect_version "$STATS_TOOL" cm_stats
 for bad in "" "--bogus $tmp/a.json" "--columns" "-c nope $tmp/a.json"; do
     # shellcheck disable=SC2086
-    run 30 "$STATS_TOOL" $bad
-    [ "$rc" -eq 2 ] || fail "cm_stats $bad: exit $rc, not 2"
-    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "cm_stats $bad: not one line"
-    expect_out "^cm_stats: .*\(see cm_stats --help\)$"
+    expect_usage_error 30 "^cm_stats: .*\(see cm_stats --help\)$" "$STATS_TOOL" $bad
 done
 
 note "files it cannot use: one line naming the file, exit 1"
