@@ -53,7 +53,7 @@
     _(doubled_stores,     "shared stores forwarded to homes (hook calls)") \
     _(forwarded_puts,     "write-through transfers to homes") \
     _(merge_flushes,      "merge-buffer lines written through") \
-    _(folded_stores,      "NSS*: stores whose check the compiler folded into a load check, found by line twins") \
+    _(folded_stores,      "*S*: runs of stored bytes no store report named (a check the compiler dropped or folded into a load check), found by line twins at a flush") \
     _(offload_passes,     "passes of the offload thread over its pages (CHH*, NSH*)") \
     _(lock_acquires_local,  "lock acquires, lock homed here") \
     _(lock_acquires_remote, "lock acquires, lock homed elsewhere") \

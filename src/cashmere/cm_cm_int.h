@@ -202,27 +202,33 @@ static inline void cm_cm_mark_dirty(uint64_t p)
 }
 
 /*
- * Writes len bytes at app address addr through to home's copy of them: one more plain store
- * (each byte once, aligned words whole) where the home's memory is mapped here, returning
- * true (the caller fences before publishing); else an RMA put, returning false (ordered by
- * the caller's fence or flush). The source is our network view of the same bytes, never
- * protected: a later invalidation must not fault inside the transport.
+ * Writes len bytes at app address addr through to home's copy of them, taken from src: one
+ * more plain store (each byte once, aligned words whole) where the home's memory is mapped
+ * here, returning true (the caller fences before publishing); else an RMA put, returning
+ * false (ordered by the caller's fence or flush; src must stay as it is until the next flush).
  */
-static inline bool cm_cm_write_through(int home, uintptr_t addr, size_t len)
+static inline bool cm_cm_write_through_from(int home, uintptr_t addr, const void *src, size_t len)
 {
     char *net = cm_cm.net + (addr - (uintptr_t)cm_cm.app);
     cm_status_t status;
 
     if (cm_cm.home_delta[home] != 0) {
-        cm_rma_copy_once((char *)addr + cm_cm.home_delta[home], net, len);
+        cm_rma_copy_once((char *)addr + cm_cm.home_delta[home], src, len);
         return true;
     }
-    status = cm_rma_put_nbi(cm_cm.rma, home, net, net, len);
+    status = cm_rma_put_nbi(cm_cm.rma, home, net, src, len);
     if (status != CM_OK) {
         cm_fatal(1, "write-through of %zu bytes to rank %d failed: %s", len, home,
                  cm_status_string(status));
     }
     return false;
+}
+
+/* As cm_cm_write_through_from, from our network view of the same bytes (never protected: a
+ * later invalidation must not fault inside the transport). */
+static inline bool cm_cm_write_through(int home, uintptr_t addr, size_t len)
+{
+    return cm_cm_write_through_from(home, addr, cm_cm.net + (addr - (uintptr_t)cm_cm.app), len);
 }
 
 /* Line bytes fetched from the home into our copy (network view): all of [addr, addr + len)

@@ -8,6 +8,11 @@
  * eviction and at release; without (N) the previous store is forwarded at the
  * next one (the check runs before its store, so the bytes are there by then).
  *
+ * The compiler reports a location once where one check dominates the next
+ * (cm_watch.h): a report says the line is written from then on, so every line
+ * reported on a page homed elsewhere is watched, and each flush forwards what
+ * changed in it beyond what was already forwarded.
+ *
  * The hooks also mark written pages dirty (the paper's dirty bit), which a
  * release turns into the write transition (delayed write notices). A page
  * homed here whose transition is done or pending is disarmed: nothing is owed
@@ -17,12 +22,12 @@
 #include "config.h"
 #include "src/cashmere/cm_cm_int.h"
 #include "src/cashmere/cm_store_check.h"
+#include "src/cashmere/cm_watch.h"
 #include "src/cm_fault.h"
 #include "src/cm_hooks_api.h"
 #include "src/cm_replica_heap.h"
 #include "src/cm_runtime.h"
 #include "src/cm_shadow.h"
-#include "src/cashmere/cm_folded.h"
 
 #include <stdlib.h>
 
@@ -34,8 +39,10 @@ static struct {
     size_t           pend_len;
     char             *pend_dst;   /* its home's copy when plain stores reach it, or NULL */
     bool             direct;      /* plain stores into homes' memory since the last fence */
-    bool             watch;       /* load checks on: stores folded into them (cm_folded.h) */
-    cm_folded_t      folded;
+    bool             loads;       /* load checks on: stores folded into them are watched too */
+    cm_watch_t       watch;       /* lines reported since the last flush (cm_watch.h) */
+    uintptr_t        unmapped_addr; /* a store reported before its page was mapped: watched */
+    size_t           unmapped_len;  /* once the fault maps it (cm_wh_joining) */
 } cm_wh;
 
 /* Must stores to page p reach the hook? Not when it is mapped, homed here (nothing to forward)
@@ -58,6 +65,7 @@ static bool cm_wh_armed(uint64_t p)
 static inline void cm_wh_store_direct(char *dst, uintptr_t addr, size_t len)
 {
     cm_rma_copy_once(dst, cm_cm.net + (addr - (uintptr_t)cm_cm.app), len);
+    cm_watch_forwarded_range(&cm_wh.watch, addr, len);
     cm_wh.direct = true;
     cm_cm.st.forwarded_puts++;
 }
@@ -73,6 +81,7 @@ static void cm_wh_forward(uintptr_t addr, size_t len)
     if (cm_cm_write_through(pte->home, addr, len)) {
         cm_wh.direct = true;
     }
+    cm_watch_forwarded_range(&cm_wh.watch, addr, len);
     cm_cm.st.forwarded_puts++;
 }
 
@@ -126,7 +135,17 @@ __attribute__((noinline)) static void cm_wh_store_slow(uintptr_t addr, size_t le
     }
     for (uint64_t p = p0; p <= p1; p++) {
         cm_pte_t *pte = &cm_cm.pte[p];
+        uintptr_t base = (uintptr_t)cm_cm_app(p);
+        uintptr_t lo = (addr > base) ? addr : base;
+        uintptr_t hi = (addr + len < base + cm_cm.ps) ? addr + len : base + cm_cm.ps;
         cm_cm_mark_dirty(p);
+        if (!pte->mapped) {
+            /* The store faults next: its line is watched once the page's data is here. */
+            cm_wh.unmapped_addr = lo;
+            cm_wh.unmapped_len  = hi - lo;
+        } else if (pte->home != cm_cm.me) {
+            cm_watch_lines(&cm_wh.watch, lo, hi - lo);
+        }
         if (pte->mapped && pte->home == cm_cm.me && !cm_cm.check) {
             cm_shadow_repaint(p); /* homed here, transition pending: later stores add nothing */
         }
@@ -170,8 +189,9 @@ static void cm_wh_store(uintptr_t addr, size_t len)
     uint64_t p = off >> cm_cm.shift;
 
     cm_cm.st.doubled_stores++;
-    if (__builtin_expect(((off ^ (off + len - 1)) >> cm_cm.shift) == 0 &&
-                         (cm_cm.pte[p].flags & marked) == marked && !cm_cm.check, 1)) {
+    if (__builtin_expect(((off ^ (off + len - 1)) >> CM_WATCH_SHIFT) == 0 &&
+                         (cm_cm.pte[p].flags & marked) == marked && !cm_cm.check &&
+                         cm_watch_is(&cm_wh.watch, addr), 1)) {
         if (cm_wh.merge) {
             if (cm_merge_hit(&cm_wh.mb, addr, len)) {
                 return;
@@ -190,35 +210,36 @@ static void cm_wh_store(uintptr_t addr, size_t len)
     CM_RT_LEAVE();
 }
 
-/* A store whose check the compiler folded into a load check, found at a flush. */
-static void cm_wh_folded(uintptr_t addr, size_t len)
+/* Stores no report named (a check the compiler dropped or folded into a load check), found at
+ * a flush: forwarded now, after everything buffered. */
+static void cm_wh_unreported(uintptr_t addr, size_t len)
 {
+    if (cm_cm.check) {
+        cm_sc_stored(addr, len); /* the compiler's doing, not a store that escaped the hooks */
+    }
     cm_cm_mark_dirty(cm_cm_page(addr));
     cm_cm.st.doubled_stores++;
-    if (cm_wh.merge) {
-        cm_merge_record(&cm_wh.mb, addr, len);
-    } else {
-        cm_wh_forward(addr, len);
-    }
+    cm_wh_forward(addr, len);
 }
 
 static void cm_wh_loaded(uintptr_t addr, size_t len)
 {
-    if (cm_wh.watch) {
-        cm_folded_watch(&cm_wh.folded, addr, len);
+    if (cm_wh.loads) {
+        cm_watch_lines(&cm_wh.watch, addr, len);
     }
 }
 
-/* Forwards everything buffered or pending (release, acquire, finalize). */
+/* Forwards everything buffered or pending (release, acquire, finalize), then what changed in
+ * the watched lines beyond it. */
 static void cm_wh_flush(void)
 {
-    if (cm_wh.watch && cm_wh.folded.n != 0) {
-        cm_folded_flush(&cm_wh.folded, cm_wh_folded);
-    }
     if (cm_wh.merge) {
         cm_merge_flush(&cm_wh.mb);
     } else if (cm_wh.pend_len != 0) {
         cm_wh_forward_pending();
+    }
+    if (cm_wh.watch.n != 0) {
+        cm_watch_flush(&cm_wh.watch, cm_wh_unreported);
     }
     if (cm_wh.direct) {
         /* Plain stores into homes' memory: ordered before the flag or notice that follows. */
@@ -261,6 +282,13 @@ static int cm_wh_joining(uint64_t p, int home, bool write)
     cm_pte_t *pte = &cm_cm.pte[p];
     bool announced;
 
+    if (cm_wh.unmapped_len != 0 && cm_cm_page(cm_wh.unmapped_addr) == p) {
+        /* The store reported before this fault: its bytes are the fetched ones until it runs. */
+        if (home != cm_cm.me) {
+            cm_watch_lines(&cm_wh.watch, cm_wh.unmapped_addr, cm_wh.unmapped_len);
+        }
+        cm_wh.unmapped_len = 0;
+    }
     if (!cm_cm.check) {
         return PROT_READ | PROT_WRITE;
     }
@@ -308,11 +336,8 @@ static cm_status_t cm_wh_init(void)
     }
     cm_merge_init(&cm_wh.mb, cm_wh.mb_entries, (unsigned)cfg->merge_lines, cm_wh_forward_range,
                   NULL);
-    if (cm_variants[cm_cm.variant].build == CM_BUILD_ACCESSES) {
-        cm_wh.watch = true;
-        CM_CHECK(cm_folded_init(&cm_wh.folded, cm_cm.app, cm_cm.net, cm_cm.npages << cm_cm.shift,
-                                (size_t)cfg->line_size));
-    }
+    cm_wh.loads = (cm_variants[cm_cm.variant].build == CM_BUILD_ACCESSES);
+    CM_CHECK(cm_watch_init(&cm_wh.watch, cm_cm.app, cm_cm.net, cm_cm.npages << cm_cm.shift));
     if (cm_cm.check) {
         CM_CHECK(cm_sc_init(cm_cm.app, cm_cm.net, cm_cm.npages, cm_cm.ps));
     }
@@ -322,9 +347,7 @@ static cm_status_t cm_wh_init(void)
 static void cm_wh_fini(void)
 {
     free(cm_wh.mb_entries);
-    if (cm_wh.watch) {
-        cm_folded_fini(&cm_wh.folded);
-    }
+    cm_watch_fini(&cm_wh.watch);
     if (cm_cm.check) {
         cm_sc_fini();
     }
@@ -333,13 +356,13 @@ static void cm_wh_fini(void)
 static void cm_wh_stats(cm_stats_t *s)
 {
     s->merge_flushes = cm_wh.mb.line_flushes;
-    s->folded_stores = cm_wh.folded.found;
+    s->folded_stores = cm_wh.watch.found;
 }
 
 static void cm_wh_stats_reset(void)
 {
     cm_wh.mb.line_flushes = 0;
-    cm_wh.folded.found    = 0;
+    cm_wh.watch.found     = 0;
 }
 
 const cm_write_ops_t cm_write_hooks_ops = {

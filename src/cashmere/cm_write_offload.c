@@ -13,14 +13,24 @@
  * (litmus barrier's blocks meet inside a word). A release
  * drains: the application thread makes the last pass itself before the
  * protocol's transitions and the flush, so nothing written before the release
- * is left behind.
+ * is left behind. A page the drain finds unchanged since the previous drain
+ * stops being tracked and is write-protected again (its next store faults and
+ * tracks it afresh): the passes cost the pages written lately, not every page
+ * ever written (BARNES's per-cell locks made thousands of drains over
+ * thousands of long-idle pages).
  *
  * The thread's CPU time is counted apart (offload_cpu_ns): it is the cost of
  * emulating hardware, not of the protocol. Pages homed here need no
  * forwarding; their first store only marks them dirty (delayed write notices).
  *
  * Between passes, puts are fenced: a word forwarded twice (it changed again)
- * must not land in the old order.
+ * must not land in the old order. What goes is the twin's bytes, never the
+ * page's own: the program may store between the pass's load of a word and the
+ * transfer, and bytes sent from the page then would be newer than the twin
+ * says the home has; a later change of a byte back to the twin's value would
+ * never be sent (LU's sign bytes were lost that way). The twin of a word moves
+ * only forward, from pass to pass, so a put still reading it sends the same
+ * bytes or newer ones that the next pass sends again.
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -38,7 +48,8 @@ static struct {
     cm_merge_t       mb;
     cm_merge_entry_t *mb_entries;
     uint8_t          *twins;      /* npages * ps, reserved; touched for tracked pages only */
-    uint32_t         *active;     /* pages tracked: homed elsewhere, written since mapped */
+    uint32_t         *active;     /* pages tracked: homed elsewhere, written lately */
+    uint8_t          *changed;    /* per tracked page (as active): changed since the last drain */
     uint32_t         *slot;       /* per page: its index in active + 1, 0 if not tracked */
     uint16_t         *home;       /* per tracked page: its home, as it was when tracking began
                                      (the page table's entry is completed after the join) */
@@ -64,11 +75,14 @@ static inline uint64_t *cm_wo_twin(uint64_t p)
 
 /* ---- forwarding (under mu) ------------------------------------------------------------ */
 
-/* len bytes at app address addr, within one tracked page, to the page's home. */
+/* len bytes at app address addr, within one tracked page, to the page's home: the twin's. */
 static void cm_wo_forward(uintptr_t addr, size_t len, void *arg)
 {
+    uint64_t p = cm_cm_page(addr);
+    const char *src = (const char *)cm_wo_twin(p) + (addr - (uintptr_t)cm_cm_app(p));
+
     (void)arg;
-    if (cm_cm_write_through(cm_wo.home[cm_cm_page(addr)], addr, len)) {
+    if (cm_cm_write_through_from(cm_wo.home[p], addr, src, len)) {
         cm_wo.direct = true;
     } else {
         cm_wo.sent = true;
@@ -76,13 +90,14 @@ static void cm_wo_forward(uintptr_t addr, size_t len, void *arg)
     cm_wo.forwarded++;
 }
 
-/* Compares page p with its twin; forwards what changed (and takes it into the twin). The
- * application may be storing meanwhile: a word read here is what is sent, and a later store
- * shows as a change in the next pass. */
-static void cm_wo_scan(uint64_t p)
+/* Compares page p with its twin; forwards what changed (and takes it into the twin), and says
+ * whether anything did. The application may be storing meanwhile: a word read here is what is
+ * sent, and a later store shows as a change in the next pass. */
+static bool cm_wo_scan(uint64_t p)
 {
     uint64_t *cur = (uint64_t *)(void *)cm_cm_net(p), *tw = cm_wo_twin(p);
     size_t n = cm_cm.ps / sizeof(uint64_t);
+    bool changed = false;
 
     for (size_t i = 0; i < n; i++) {
         uint64_t v = __atomic_load_n(&cur[i], __ATOMIC_RELAXED), x = v ^ tw[i];
@@ -91,6 +106,7 @@ static void cm_wo_scan(uint64_t p)
             continue;
         }
         tw[i] = v;
+        changed = true;
         cm_wo.words++;
         /* Only the bytes that changed: the rest of the word may be another writer's, stale
          * here (false sharing within a word), and must not overwrite the home's. */
@@ -107,6 +123,7 @@ static void cm_wo_scan(uint64_t p)
             }
         }
     }
+    return changed;
 }
 
 /* Orders what this pass forwarded before anything forwarded later (and, for a release,
@@ -125,16 +142,46 @@ static void cm_wo_fence(void)
     }
 }
 
+/* Tracked page k leaves the tracked set (its twin's memory given back). */
+static void cm_wo_untrack(uint32_t k)
+{
+    uint64_t p = cm_wo.active[k];
+    uint32_t last = (uint32_t)--cm_wo.nactive;
+
+    cm_wo.active[k]  = cm_wo.active[last];
+    cm_wo.changed[k] = cm_wo.changed[last];
+    cm_wo.slot[cm_wo.active[k]] = k + 1;
+    cm_wo.slot[p] = 0;
+    madvise(cm_wo_twin(p), cm_cm.ps, MADV_DONTNEED);
+}
+
 static void cm_wo_pass(bool drain)
 {
     for (uint64_t k = 0; k < cm_wo.nactive; k++) {
-        cm_wo_scan(cm_wo.active[k]);
+        if (cm_wo_scan(cm_wo.active[k])) {
+            cm_wo.changed[k] = 1;
+        }
     }
     if (drain && cm_wo.merge) {
         cm_merge_flush(&cm_wo.mb);
     }
     cm_wo_fence();
     cm_wo.passes++;
+    if (!drain) {
+        return;
+    }
+    /* The application thread drains (it is not storing): pages quiet since the last drain are
+     * protected again and no longer scanned. Backwards: the page moved into k is done. */
+    for (uint64_t k = cm_wo.nactive; k-- > 0;) {
+        if (cm_wo.changed[k]) {
+            cm_wo.changed[k] = 0;
+            continue;
+        }
+        if (cm_cm_protect(cm_wo.active[k], PROT_READ) != CM_OK) {
+            cm_fatal(1, "offload: cannot write-protect a quiet page");
+        }
+        cm_wo_untrack((uint32_t)k);
+    }
 }
 
 /* ---- the thread -------------------------------------------------------------------------- */
@@ -174,6 +221,7 @@ static void cm_wo_track(uint64_t p, int home)
     if (cm_wo.slot[p] == 0) {
         memcpy(cm_wo_twin(p), cm_cm_net(p), cm_cm.ps);
         cm_wo.home[p] = (uint16_t)home;
+        cm_wo.changed[cm_wo.nactive] = 1; /* its first store is under way */
         cm_wo.active[cm_wo.nactive++] = (uint32_t)p;
         cm_wo.slot[p] = (uint32_t)cm_wo.nactive;
     }
@@ -206,7 +254,9 @@ static cm_status_t cm_wo_settle(uint64_t p)
 {
     pthread_mutex_lock(&cm_wo.mu);
     if (cm_wo.slot[p] != 0) {
-        cm_wo_scan(p);
+        if (cm_wo_scan(p)) {
+            cm_wo.changed[cm_wo.slot[p] - 1] = 1;
+        }
         if (cm_wo.merge) {
             cm_merge_flush(&cm_wo.mb);
         }
@@ -224,11 +274,7 @@ static void cm_wo_dropped(uint64_t p)
     pthread_mutex_lock(&cm_wo.mu);
     k = cm_wo.slot[p];
     if (k != 0) {
-        uint32_t last = cm_wo.active[--cm_wo.nactive];
-        cm_wo.active[k - 1] = last;
-        cm_wo.slot[last] = k;
-        cm_wo.slot[p] = 0;
-        madvise(cm_wo_twin(p), cm_cm.ps, MADV_DONTNEED);
+        cm_wo_untrack(k - 1);
     }
     pthread_mutex_unlock(&cm_wo.mu);
 }
@@ -288,10 +334,12 @@ static cm_status_t cm_wo_init(void)
     cm_wo.twins = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     cm_wo.active     = calloc(cm_cm.npages, sizeof(*cm_wo.active));
+    cm_wo.changed    = calloc(cm_cm.npages, sizeof(*cm_wo.changed));
     cm_wo.slot       = calloc(cm_cm.npages, sizeof(*cm_wo.slot));
     cm_wo.home       = calloc(cm_cm.npages, sizeof(*cm_wo.home));
     cm_wo.mb_entries = calloc(cfg->merge_lines ? cfg->merge_lines : 1, sizeof(cm_merge_entry_t));
-    if (cm_wo.twins == MAP_FAILED || cm_wo.active == NULL || cm_wo.slot == NULL || cm_wo.home == NULL ||
+    if (cm_wo.twins == MAP_FAILED || cm_wo.active == NULL || cm_wo.changed == NULL ||
+        cm_wo.slot == NULL || cm_wo.home == NULL ||
         cm_wo.mb_entries == NULL) {
         cm_error("offload: out of memory for twins of %zu bytes", bytes);
         return CM_ERR_NO_MEMORY;
@@ -334,6 +382,7 @@ static void cm_wo_fini(void)
         munmap(cm_wo.twins, cm_cm.npages << cm_cm.shift);
     }
     free(cm_wo.active);
+    free(cm_wo.changed);
     free(cm_wo.slot);
     free(cm_wo.home);
     free(cm_wo.mb_entries);

@@ -16,6 +16,12 @@
  *              a write notice must be in its ring before anyone sees the page WEAK
  *   refill     one process fills a page, then two processes write its halves: neither half may
  *              come back with the fill's values
+ *   restore    words stored again in one stretch of code, other shared stores between and no
+ *              call: the compiler checks such a word once (its first check dominates the
+ *              others), yet its last value must reach the home (OCEAN, BARNES)
+ *   churn      words rewritten many times between two barriers, their top byte flipping
+ *              back and forth, while an offload thread (CH*H, NSH*) forwards them: the
+ *              home must end with the last value whole (LU lost sign bytes)
  *   all        every test above
  *
  *   mp_litmus TEST [--iters N] [--seed S]
@@ -338,6 +344,117 @@ static void test_refill(void)
     }
 }
 
+/*
+ * Each process writes a block homed at its neighbour, the way OCEAN sets a field to a default
+ * and then overrides it, and the way a sum accumulates in place while other shared words are
+ * written. GCC's sanitizer pass drops a store check that an earlier check of the same address
+ * dominates with no call between, so only each word's first store is reported; the release
+ * must still carry its last value.
+ */
+static void __attribute__((noinline)) restore_block(long *sum, long *flag, long *out, size_t n,
+                                                    int k)
+{
+    for (size_t i = 0; i < n; i++) {
+        flag[i] = -1;             /* the default, reported ... */
+        out[8 * i] = k;           /* ... forwarded at this (another) store's report ... */
+        if ((i + (size_t)k) % 3 != 0) {
+            flag[i] = (long)i;    /* ... overridden: this store's check is dropped */
+        }
+        sum[i] = 0;
+        for (size_t j = 1; j < 8; j++) {
+            out[8 * i + j] = k * (long)j; /* may alias sum[i]: sum[i] is stored each time */
+            sum[i] += (long)(j * i);      /* checked once, above the loop */
+        }
+    }
+}
+
+static void test_restore(void)
+{
+    const size_t n = 600; /* per block: sums and flags span pages */
+    long *sum = cm_malloc(n * (size_t)np * sizeof(long));
+    long *flag = cm_malloc(n * (size_t)np * sizeof(long));
+    long *out = cm_malloc(8 * n * (size_t)np * sizeof(long));
+    int nb = (np > 1) ? (me + 1) % np : me;
+
+    cm_barrier();
+    /* First touch: each process's own blocks are homed there. */
+    memset(sum + (size_t)me * n, 0, n * sizeof(long));
+    memset(flag + (size_t)me * n, 0, n * sizeof(long));
+    memset(out + 8 * (size_t)me * n, 0, 8 * n * sizeof(long));
+    cm_barrier();
+    for (int k = 1; k <= iters / 10 + 1; k++) {
+        restore_block(sum + (size_t)nb * n, flag + (size_t)nb * n, out + 8 * (size_t)nb * n, n, k);
+        cm_barrier();
+        for (size_t b = 0; b < (size_t)np; b++) {
+            for (size_t i = 0; i < n; i++) {
+                long fw = ((i + (size_t)k) % 3 != 0) ? (long)i : -1;
+                MP_CHECK(flag[b * n + i] == fw, "restore round %d: block %zu flag[%zu] = %ld, "
+                         "expected %ld", k, b, i, flag[b * n + i], fw);
+                MP_CHECK(sum[b * n + i] == (long)(28 * i), "restore round %d: block %zu sum[%zu] "
+                         "= %ld, expected %ld", k, b, i, sum[b * n + i], (long)(28 * i));
+                MP_CHECK(out[8 * (b * n + i) + 7] == 7L * k, "restore round %d: out", k);
+            }
+        }
+        cm_barrier();
+    }
+    if (me == 0) {
+        printf("litmus restore: %d rounds of %zu re-stored words OK\n", iters / 10 + 1, 2 * n);
+    }
+}
+
+/* Each process rewrites a few words of a page homed at its neighbour over and over, for a few
+ * milliseconds (the offload thread passes meanwhile; with software doubling every store is a
+ * transfer, so the count follows the clock); the last round's values, and its number, are what
+ * everyone must read after the barrier. Bit 63 (and so the top byte) flips every round. */
+static uint64_t churn_value(long r, int k, size_t i)
+{
+    return ((uint64_t)(r & 1) << 63) | ((uint64_t)k << 32) | (uint64_t)(r * 4096 + (long)i);
+}
+
+static void test_churn(void)
+{
+    const size_t n = 512; /* words per block: a page of its own, its first few rewritten */
+    const size_t hot = 8;
+    char *raw = cm_malloc((size_t)(np + 1) * 4096);
+    uint64_t *w = (uint64_t *)(((uintptr_t)raw + 4095) & ~(uintptr_t)4095);
+    long *last = cm_malloc((size_t)np * sizeof(long));
+    int nb = (np > 1) ? (me + 1) % np : me;
+    long total = 0;
+
+    cm_barrier();
+    memset(w + (size_t)me * n, 0, n * sizeof(uint64_t)); /* first touch: homed here */
+    cm_barrier();
+    for (int k = 1; k <= iters / 10 + 1; k++) {
+        volatile uint64_t *mine = w + (size_t)nb * n;
+        double t0 = cm_wtime();
+        long r;
+        for (r = 1;; r++) {
+            for (size_t i = 0; i < hot; i++) {
+                mine[i] = churn_value(r, k, i);
+            }
+            if ((r & 63) == 0 && cm_wtime() - t0 > 0.003) {
+                break;
+            }
+        }
+        last[nb] = r;
+        total += r;
+        cm_barrier();
+        for (size_t b = 0; b < (size_t)np; b++) {
+            for (size_t i = 0; i < hot; i++) {
+                uint64_t want = churn_value(last[b], k, i);
+                MP_CHECK(w[b * n + i] == want, "churn round %d: block %zu word %zu is %016llx, "
+                         "expected %016llx", k, b, i, (unsigned long long)w[b * n + i],
+                         (unsigned long long)want);
+            }
+        }
+        cm_barrier();
+    }
+    if (me == 0) {
+        printf("litmus churn: %d rounds, %ld rewrites of %zu words here, OK\n", iters / 10 + 1,
+               total, hot);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *test = (argc > 1) ? argv[1] : "all";
@@ -382,6 +499,12 @@ int main(int argc, char **argv)
     }
     if (all || strcmp(test, "refill") == 0) {
         test_refill();
+    }
+    if (all || strcmp(test, "restore") == 0) {
+        test_restore();
+    }
+    if (all || strcmp(test, "churn") == 0) {
+        test_churn();
     }
     if (me == 0) {
         printf("litmus %s: OK\n", test);

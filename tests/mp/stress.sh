@@ -14,7 +14,7 @@
 
 set -u
 
-ALL_CASES="msgpass counter barrier falseshare weak migrate memops wordlocks refill"
+ALL_CASES="msgpass counter barrier falseshare weak migrate memops wordlocks refill restore churn"
 
 usage() {
     cat <<EOF
