@@ -42,14 +42,14 @@ void cm_compat_cond_wait(int held, int seq_lock, volatile uint64_t *seq)
     if (seq_lock != held) {
         cm_lock_acquire(seq_lock);
     }
-    seen = *seq;
+    seen = cm_compat_load(seq);
     if (seq_lock != held) {
         cm_lock_release(seq_lock);
     }
     cm_lock_release(held);
     for (;;) {
         cm_lock_acquire(seq_lock);
-        if (*seq != seen) {
+        if (cm_compat_load(seq) != seen) {
             break;
         }
         cm_lock_release(seq_lock);
@@ -64,12 +64,29 @@ void cm_compat_cond_wait(int held, int seq_lock, volatile uint64_t *seq)
 void cm_compat_cond_signal(int seq_lock, volatile uint64_t *seq)
 {
     cm_lock_acquire(seq_lock);
-    *seq = *seq + 1;
-    cm_compat_stored(seq, sizeof(*seq));
+    cm_compat_store(seq, cm_compat_load(seq) + 1);
     cm_lock_release(seq_lock);
+}
+
+void cm_compat_loading(const volatile void *addr, size_t len)
+{
+    cm_hook_load((uintptr_t)addr, len);
 }
 
 void cm_compat_stored(volatile void *addr, size_t len)
 {
     cm_hook_store((uintptr_t)addr, len);
+}
+
+uint64_t cm_compat_load(const volatile void *word)
+{
+    cm_compat_loading(word, sizeof(uint64_t));
+    return *(const volatile uint64_t *)word;
+}
+
+void cm_compat_store(volatile void *word, uint64_t value)
+{
+    cm_compat_loading(word, sizeof(uint64_t)); /* line fills: the rest of the line current first */
+    *(volatile uint64_t *)word = value;
+    cm_compat_stored(word, sizeof(uint64_t));
 }

@@ -50,9 +50,16 @@ void cm_compat_cond_wait(int held, int seq_lock, volatile uint64_t *seq);
 void cm_compat_cond_signal(int seq_lock, volatile uint64_t *seq);
 
 /*
- * Stores the library itself makes to shared memory: the library is not built
- * with the store hooks, so under software write forwarding it reports them.
+ * Shared memory the layers access themselves. The library is built without
+ * access checks, so it reports its accesses as a checked program would: bytes
+ * about to be read (made current first under software line fills, the NS
+ * variants, where a local copy may hold lines older than the last acquire)
+ * and bytes written (forwarded to the home under software write forwarding).
+ * cm_compat_load and cm_compat_store are one 64-bit word, reported.
  */
+void cm_compat_loading(const volatile void *addr, size_t len);
 void cm_compat_stored(volatile void *addr, size_t len);
+uint64_t cm_compat_load(const volatile void *word);
+void cm_compat_store(volatile void *word, uint64_t value);
 
 #endif

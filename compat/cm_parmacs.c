@@ -16,6 +16,7 @@
 #include "cm_parmacs.h"
 #include "compat/cm_compat.h"
 #include "src/cm_hooks_api.h"
+#include "src/cm_preinit.h"
 #include "src/util/cm_log.h"
 #include "src/cm_replica_heap.h"
 #include "src/cm_runtime.h"
@@ -118,6 +119,11 @@ static void pm_atexit(void)
 void cm_parmacs_preinit(void)
 {
     cm_rh_activate();
+    /* Output before MAIN_INITENV (WATER echoes its input) is process 0's alone, as after it:
+     * the others' stdout goes quiet from before main until CREATE. */
+    if (cm_preinit.rank > 0) {
+        pm_stdout_off();
+    }
 }
 
 void cm_parmacs_init(void)
@@ -169,8 +175,8 @@ void cm_parmacs_create(void (*fn)(void), long nprocs)
             pm_unmute();
         }
         if (cm_rank() == 0) {
-            pm.sh->next_lock = pm.next_lock; /* ids after CREATE continue the deterministic ones */
-            cm_compat_stored(&pm.sh->next_lock, sizeof(pm.sh->next_lock));
+            /* ids after CREATE continue the deterministic ones */
+            cm_compat_store(&pm.sh->next_lock, pm.next_lock);
         }
         cm_barrier(); /* ends initialization: no worker starts before every process got here */
         pm.phase        = PM_WORKERS;
@@ -257,9 +263,8 @@ int cm_parmacs_lock_new(void)
         id = pm.next_lock++;
     } else {
         cm_lock_acquire(pm.ctl_lock);
-        id = pm.sh->next_lock;
-        pm.sh->next_lock = id + 1;
-        cm_compat_stored(&pm.sh->next_lock, sizeof(pm.sh->next_lock));
+        id = cm_compat_load(&pm.sh->next_lock);
+        cm_compat_store(&pm.sh->next_lock, id + 1);
         cm_lock_release(pm.ctl_lock);
     }
     if (id >= cm_compat_user_locks()) {
@@ -283,8 +288,7 @@ void cm_parmacs_pause_set(volatile long *flag, long value)
     int lock = cm_compat_word_lock(flag);
 
     cm_lock_acquire(lock);
-    *flag = value;
-    cm_compat_stored(flag, sizeof(*flag));
+    cm_compat_store(flag, (uint64_t)value);
     cm_lock_release(lock);
 }
 
@@ -295,7 +299,7 @@ void cm_parmacs_pause_wait(volatile long *flag)
     for (;;) {
         long v;
         cm_lock_acquire(lock);
-        v = *flag;
+        v = (long)cm_compat_load(flag);
         cm_lock_release(lock);
         if (v) {
             return;
@@ -321,14 +325,13 @@ long cm_parmacs_getsub(volatile long *value, long max)
     long sub;
 
     cm_lock_acquire(lock);
-    if (*value <= max) {
-        sub = *value;
-        *value = sub + 1;
+    sub = (long)cm_compat_load(value);
+    if (sub <= max) {
+        cm_compat_store(value, (uint64_t)(sub + 1));
     } else {
         sub = -1;
-        *value = 0; /* as the ANL macros do: the next round starts afresh */
+        cm_compat_store(value, 0); /* as the ANL macros do: the next round starts afresh */
     }
-    cm_compat_stored(value, sizeof(*value));
     cm_lock_release(lock);
     return sub;
 }

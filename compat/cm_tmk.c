@@ -98,7 +98,12 @@ static int tmk_find_name(struct dl_phdr_info *info, size_t size, void *arg)
 /* Applies the distributed objects this process has not seen yet; the caller holds the log's lock. */
 static void tmk_apply_locked(void)
 {
-    while (tmk_seen < tmk_sh->used) {
+    uint64_t used = cm_compat_load(&tmk_sh->used);
+
+    if (used > tmk_seen) {
+        cm_compat_loading(tmk_sh->data + tmk_seen, used - tmk_seen);
+    }
+    while (tmk_seen < used) {
         tmk_entry_t e;
         const char *name;
         tmk_find_t f = {0};
@@ -119,7 +124,7 @@ static void tmk_apply_locked(void)
 
 static void tmk_apply(void)
 {
-    if (tmk_sh->used == tmk_seen) {
+    if (cm_compat_load(&tmk_sh->used) == tmk_seen) {
         return; /* a racy but harmless peek: a stale value is caught at the next sync */
     }
     cm_lock_acquire(tmk_ctl_lock);
@@ -201,8 +206,7 @@ void Tmk_lock_cond_signal(unsigned lock_id, unsigned cond_id)
     tmk_require("Tmk_lock_cond_signal");
     tmk_check_lock(lock_id, "Tmk_lock_cond_signal");
     volatile uint64_t *seq = tmk_cond_seq(lock_id, cond_id);
-    *seq += 1;
-    cm_compat_stored(seq, sizeof(*seq));
+    cm_compat_store(seq, cm_compat_load(seq) + 1);
 }
 
 void Tmk_lock_cond_broadcast(unsigned lock_id, unsigned cond_id)
@@ -233,7 +237,7 @@ void Tmk_distribute(const void *ptr, int size)
     uintptr_t a = (uintptr_t)ptr, sb = (uintptr_t)cm_rt.shared_base;
     tmk_find_t f = {.addr = (uintptr_t)ptr, .len = (size_t)size};
     tmk_entry_t e;
-    uint64_t need;
+    uint64_t need, used;
     size_t name_len;
 
     tmk_require("Tmk_distribute");
@@ -258,15 +262,16 @@ void Tmk_distribute(const void *ptr, int size)
 
     cm_lock_acquire(tmk_ctl_lock);
     tmk_apply_locked(); /* entries before ours first, so that ours is the newest here too */
-    if (tmk_sh->used + need > TMK_LOG_BYTES) {
+    used = cm_compat_load(&tmk_sh->used);
+    if (used + need > TMK_LOG_BYTES) {
         cm_fatal(1, "Tmk_distribute: more than %u bytes distributed in all", TMK_LOG_BYTES);
     }
-    memcpy(tmk_sh->data + tmk_sh->used, &e, sizeof(e));
-    memcpy(tmk_sh->data + tmk_sh->used + sizeof(e), f.name, name_len);
-    memcpy(tmk_sh->data + tmk_sh->used + sizeof(e) + name_len, ptr, (size_t)size);
-    cm_compat_stored(tmk_sh->data + tmk_sh->used, need);
-    tmk_sh->used += need;
-    cm_compat_stored(&tmk_sh->used, sizeof(tmk_sh->used));
-    tmk_seen = tmk_sh->used;
+    cm_compat_loading(tmk_sh->data + used, need); /* line fills: lines written in part */
+    memcpy(tmk_sh->data + used, &e, sizeof(e));
+    memcpy(tmk_sh->data + used + sizeof(e), f.name, name_len);
+    memcpy(tmk_sh->data + used + sizeof(e) + name_len, ptr, (size_t)size);
+    cm_compat_stored(tmk_sh->data + used, need);
+    cm_compat_store(&tmk_sh->used, used + need);
+    tmk_seen = used + need;
     cm_lock_release(tmk_ctl_lock);
 }

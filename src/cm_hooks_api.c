@@ -12,6 +12,7 @@ static cm_hook_handler_t volatile *cm_hooks_hk_handler; /* the hooks' copy */
 static cm_hook_handler_t volatile *cm_hooks_hk_load;    /* the hooks' copy */
 static cm_hook_handler_t cm_hooks_handler;
 static cm_hook_handler_t cm_hooks_wrote;
+static cm_hook_handler_t cm_hooks_load;
 static uintptr_t cm_hooks_saved_span;
 static int cm_hooks_paused;
 
@@ -33,6 +34,7 @@ void cm_hooks_set_range(uintptr_t lo, uintptr_t span, cm_hook_handler_t handler)
     *cm_hooks_span   = 0; /* never a moment with a new base and an old span */
     cm_hooks_handler = handler;
     cm_hooks_wrote   = NULL;
+    cm_hooks_load    = NULL;
     *cm_hooks_hk_load = NULL;
     *cm_hooks_hk_handler = handler;
     *cm_hooks_lo     = lo;
@@ -43,6 +45,7 @@ void cm_hooks_set_range(uintptr_t lo, uintptr_t span, cm_hook_handler_t handler)
 void cm_hooks_set_access(cm_hook_handler_t load, cm_hook_handler_t wrote)
 {
     cm_hooks_wrote = wrote;
+    cm_hooks_load  = load;
     if (cm_hooks_hk_load != NULL) {
         *cm_hooks_hk_load = load;
     }
@@ -56,14 +59,26 @@ void cm_hooks_pause(int paused)
     }
 }
 
+/* Reports of the runtime's own accesses, like the hooks' own, stop while paused: the region's
+ * application view is then a private stand-in whose bytes must reach no home. */
 void cm_hook_store(uintptr_t addr, size_t len)
 {
     cm_hook_handler_t h = (cm_hooks_wrote != NULL) ? cm_hooks_wrote : cm_hooks_handler;
 
-    if (h != NULL) {
+    if (h != NULL && !cm_hooks_paused) {
         CM_RT_ENTER();
         h(addr, len);
         CM_RT_LEAVE();
     }
 }
 
+void cm_hook_load(uintptr_t addr, size_t len)
+{
+    cm_hook_handler_t h = cm_hooks_load;
+
+    if (h != NULL && !cm_hooks_paused) {
+        CM_RT_ENTER();
+        h(addr, len);
+        CM_RT_LEAVE();
+    }
+}

@@ -43,6 +43,14 @@ void cm_hooks_set_access(cm_hook_handler_t load, cm_hook_handler_t wrote);
 /* For stores the runtime reports itself (interposed libc calls): calls the handler. */
 void cm_hook_store(uintptr_t addr, size_t len);
 
+/*
+ * For loads the runtime makes itself on the program's behalf (shared words the compat layers
+ * read, buffers libc reads): [addr, addr + len) is about to be read, so the load handler, where
+ * one is set (software line fills), makes those bytes current first. Code outside the program
+ * has no load checks of its own: without this it reads whatever the local copy holds.
+ */
+void cm_hook_load(uintptr_t addr, size_t len);
+
 /* While paused, the hooks report nothing (a process computing on a private stand-in of the region). */
 void cm_hooks_pause(int paused);
 

@@ -35,7 +35,7 @@
 
 extern char **environ;
 
-cm_preinit_t cm_preinit;
+cm_preinit_t cm_preinit = {.rank = -1};
 
 /* A rank of a job started by a PMIx launcher (mpirun, prterun, srun --mpi=pmix). */
 static int cm_pre_launched_rank(void)
@@ -159,6 +159,7 @@ __attribute__((constructor)) static void cm_preinit_run(int argc, char **argv, c
 
     (void)argc;
     (void)envp;
+    cm_preinit.rank = rank;
     /* A program built with inline checks reads their shadow from its first instrumented store
      * on (its own constructors run after this one): map it before anything else. */
     if (dlsym(RTLD_DEFAULT, "cm_hooks_inline") != NULL && cm_shadow_map() != CM_OK) {

@@ -14,6 +14,7 @@ typedef struct {
     cm_boot_t *boot;        /* joined the job already (for stdin); cm_init takes it over */
     bool      stdin_done;   /* stdin holds rank 0's input */
     bool      same_layout;  /* running without address-space randomization */
+    int       rank;         /* the launcher's rank of this process (PMIX_RANK), -1: none */
 } cm_preinit_t;
 
 extern cm_preinit_t cm_preinit;

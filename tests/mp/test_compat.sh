@@ -2,8 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Programs written for TreadMarks (Tmk.h) and for the PARMACS macros (SPLASH-2
 # and SPLASH-3 style, through cashmere.m4) run unmodified and check their own
-# results, under Cashmere (CHSM, CHSN) and TreadMarks at 1, 2 and 4 processes;
-# misuse (a worker count that is not the job's) is a clear error on every rank.
+# results, under every variant this machine runs and TreadMarks with both write
+# detections, at 2 and 4 processes, and at 1 under CHSM, NSSN and TreadMarks.
+# Their waits (PAUSE flags, condition variables, GETSUB, Tmk_lock_cond_wait)
+# poll shared words the runtime reads itself: under the software line fills
+# of the NS variants those reads hung until the runtime made them current.
+# Misuse (a worker count that is not the job's) is a clear error on every rank.
 . "$top_srcdir/tests/lib.sh"
 use_shm
 C="$top_builddir/tests/compat"
@@ -11,9 +15,19 @@ QUICK=60
 input=$(mktemp)
 trap 'rm -f "$input"' EXIT
 
+settings=("CM_PROTOCOL=treadmarks" "CM_PROTOCOL=treadmarks CM_TMK_WRITE_DETECT=scan")
+for v in $(available_variants); do
+    settings+=("CM_PROTOCOL=cashmere CM_VARIANT=$v")
+done
+
 for np in 1 2 4; do
-    for setting in "CM_PROTOCOL=cashmere CM_VARIANT=CHSM" "CM_PROTOCOL=cashmere CM_VARIANT=CHSN" \
-                   "CM_PROTOCOL=treadmarks"; do
+    for setting in "${settings[@]}"; do
+        if [ $np = 1 ]; then
+            case "$setting" in
+                *=treadmarks|*=CHSM|*=NSSN) ;;
+                *) continue ;;
+            esac
+        fi
         note "$np processes, $setting"
         expect_ok env $setting "$CMRUN" -n $np "$C/tmk_jacobi" 12
         expect_out "^tmk_jacobi: $np processes, 12 iterations: OK$"

@@ -1,15 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The patterns of real SPLASH programs that the PARMACS layer must run
-# unmodified, each a program of tests/compat built twice from one source: with
-# cashmere.m4 (plain and with the store hooks) and with a pthreads macro file.
-# Under TreadMarks, CHSM and CHSN at 1, 2 and 4 processes the output must equal
-# the threaded build's at the same P:
+# unmodified, each a program of tests/compat built from one source with
+# cashmere.m4 (plain, with the store checks, with load and store checks) and
+# with a pthreads macro file. Under every variant this machine runs and
+# TreadMarks with both write detections, at 2 and 4 processes (and at 1 under
+# CHSM, NSSN and TreadMarks), what each prints must equal the threaded build's
+# at the same P, timing lines aside (those that say time or clock, as the
+# README's comparison of SPLASH programs drops them):
 #   p_input  input read before MAIN_INITENV, a shared size computed from it
 #   p_ptrs   a pointer table built before CREATE (functions, globals, strings,
 #            malloc and G_MALLOC memory) in a position-independent executable
 #   p_libc   shared memory written by libc (strcpy, sprintf, sscanf, qsort, fgets)
 #            and by the kernel (fread, pread)
+#   p_tree   RADIX's prefix-sum pause flags and BARNES's tree of condition
+#            variables (they hung under the NS variants), and a line printed
+#            before MAIN_INITENV (once, by process 0)
 # also with CM_CHECK_STORES=yes (every libc and kernel write reaches the hooks: the check finds
 # no store they missed); then at 3 processes over TCP; and with address-space randomization left on, the pointer
 # table must fail.
@@ -21,12 +27,15 @@ input=$(mktemp)
 trap 'rm -f "$input"' EXIT
 echo "matrix 512 4096 0.5 2611" > "$input"   # 16 MiB of shared data
 
-# same_as REF: $out, less the runtime's own messages, must equal REF.
+# same_as REF: $out, less the runtime's own messages and timing lines, must equal REF (less
+# its timing lines).
+untimed() { grep -v '^cashmere\[' | grep -viE 'time|clock'; }
 same_as() {
-    local got
-    got=$(printf '%s\n' "$out" | grep -v '^cashmere\[')
-    if [ "$got" != "$1" ]; then
-        diff <(printf '%s\n' "$1") <(printf '%s\n' "$got") | sed 's/^/  > /'
+    local got want
+    got=$(printf '%s\n' "$out" | untimed)
+    want=$(printf '%s\n' "$1" | untimed)
+    if [ "$got" != "$want" ]; then
+        diff <(printf '%s\n' "$want") <(printf '%s\n' "$got") | sed 's/^/  > /'
         fail "output differs from the pthreads build's"
     fi
 }
@@ -34,6 +43,13 @@ same_as() {
 # Built as Debian's compiler builds by default: a position-independent executable (type DYN).
 elf="$C/.libs/p_ptrs"; [ -f "$elf" ] || elf="$C/p_ptrs"   # libtool may wrap it in a script
 LC_ALL=C readelf -h "$elf" | grep -q 'Type:.*DYN' || fail "p_ptrs is not a position-independent executable"
+
+settings=("CM_PROTOCOL=treadmarks" "CM_PROTOCOL=treadmarks CM_TMK_WRITE_DETECT=scan")
+for v in $(available_variants); do
+    settings+=("CM_PROTOCOL=cashmere CM_VARIANT=$v")
+done
+settings+=("CM_PROTOCOL=cashmere CM_VARIANT=CHSM CM_CHECK_STORES=yes"
+           "CM_PROTOCOL=cashmere CM_VARIANT=CHSN CM_CHECK_STORES=yes")
 
 for np in 1 2 4; do
     note "pthreads references, P = $np"
@@ -43,10 +59,15 @@ for np in 1 2 4; do
     ref_ptrs=$out
     expect_ok "$C/p_libc.pthreads" $np "$data"
     ref_libc=$out
-    for setting in "CM_PROTOCOL=cashmere CM_VARIANT=CHSM" "CM_PROTOCOL=cashmere CM_VARIANT=CHSN" \
-                   "CM_PROTOCOL=cashmere CM_VARIANT=CHSM CM_CHECK_STORES=yes" \
-                   "CM_PROTOCOL=cashmere CM_VARIANT=CHSN CM_CHECK_STORES=yes" \
-                   "CM_PROTOCOL=treadmarks"; do
+    expect_ok "$C/p_tree.pthreads" $np 4
+    ref_tree=$out
+    for setting in "${settings[@]}"; do
+        if [ $np = 1 ]; then
+            case "$setting" in
+                *=treadmarks|*=CHSM|*=NSSN) ;;
+                *) continue ;;
+            esac
+        fi
         note "$np processes, $setting"
         expect_ok env $setting "$CMRUN" -n $np --stdin "$input" "$C/p_input" $np
         same_as "$ref_input"
@@ -54,6 +75,9 @@ for np in 1 2 4; do
         same_as "$ref_ptrs"
         expect_ok env $setting "$CMRUN" -n $np "$C/p_libc" $np "$data"
         same_as "$ref_libc"
+        expect_ok env $setting "$CMRUN" -n $np "$C/p_tree" $np 4
+        same_as "$ref_tree"
+        [ "$(count_out '^p_tree: P = ')" = 1 ] || fail "a line printed before MAIN_INITENV came out $(count_out '^p_tree: P = ') times"
     done
 done
 
