@@ -2,6 +2,7 @@
 /* The runtime's side of the store hooks (see cm_hooks_api.h). */
 #include "config.h"
 #include "src/cm_hooks_api.h"
+#include "src/cm_libc.h"
 #include "src/cm_replica_heap.h"
 
 volatile int cm_hooks_linked;
@@ -35,6 +36,7 @@ void cm_hooks_set_range(uintptr_t lo, uintptr_t span, cm_hook_handler_t handler)
     cm_hooks_handler = handler;
     cm_hooks_wrote   = NULL;
     cm_hooks_load    = NULL;
+    cm_libc_reads(false);
     *cm_hooks_hk_load = NULL;
     *cm_hooks_hk_handler = handler;
     *cm_hooks_lo     = lo;
@@ -46,6 +48,7 @@ void cm_hooks_set_access(cm_hook_handler_t load, cm_hook_handler_t wrote)
 {
     cm_hooks_wrote = wrote;
     cm_hooks_load  = load;
+    cm_libc_reads(load != NULL);
     if (cm_hooks_hk_load != NULL) {
         *cm_hooks_hk_load = load;
     }

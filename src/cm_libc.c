@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libc functions that write into memory the caller names, interposed so that
- * a write into the shared region is never silently lost.
+ * a write into the shared region is never silently lost (and, where they also
+ * read shared memory, the bytes read are made current first: cm_libc_reads.c).
  *
  * The store hooks see only stores compiled into the program. When the program
  * hands a shared buffer to libc (strcpy, sprintf, fgets, fread, scanf, qsort)
@@ -66,7 +67,8 @@ void cm_libc_wrote(const void *p, size_t n)
     }
 }
 
-/* The kernel is about to write [p, p+n): make every shared page of it writable first. */
+/* The kernel is about to write [p, p+n): make every shared page of it writable (and, under
+ * software line fills, its lines current: it may write only part of them) first. */
 static void cm_libc_prepare(void *p, size_t n)
 {
     uintptr_t s, e, page = cm_rt.page_size;
@@ -74,6 +76,7 @@ static void cm_libc_prepare(void *p, size_t n)
     if (!cm_libc_clip(p, n, &s, &e)) {
         return;
     }
+    cm_libc_loading((void *)s, e - s);
     for (uintptr_t q = s; q < e; q = (q | (page - 1)) + 1) {
         /* Rewrites the byte with its own value: faults the page in for writing, changes nothing. */
         volatile char *c = (volatile char *)q;
@@ -95,6 +98,8 @@ static ssize_t cm_libc_got(const void *d, ssize_t r)
 char *strcpy(char *d, const char *s)
 {
     CM_LIBC_REAL(strcpy);
+    cm_libc_loading_str(s, SIZE_MAX);
+    cm_libc_loading(d, strlen(s) + 1);
     cm_real_strcpy(d, s);
     cm_libc_wrote(d, strlen(d) + 1);
     return d;
@@ -104,6 +109,8 @@ char *stpcpy(char *d, const char *s)
 {
     char *e;
     CM_LIBC_REAL(stpcpy);
+    cm_libc_loading_str(s, SIZE_MAX);
+    cm_libc_loading(d, strlen(s) + 1);
     e = cm_real_stpcpy(d, s);
     cm_libc_wrote(d, (size_t)(e - d) + 1);
     return e;
@@ -112,6 +119,8 @@ char *stpcpy(char *d, const char *s)
 char *strncpy(char *d, const char *s, size_t n)
 {
     CM_LIBC_REAL(strncpy);
+    cm_libc_loading_str(s, n);
+    cm_libc_loading(d, n);
     cm_real_strncpy(d, s, n);
     cm_libc_wrote(d, n);
     return d;
@@ -121,6 +130,8 @@ char *stpncpy(char *d, const char *s, size_t n)
 {
     char *e;
     CM_LIBC_REAL(stpncpy);
+    cm_libc_loading_str(s, n);
+    cm_libc_loading(d, n);
     e = cm_real_stpncpy(d, s, n);
     cm_libc_wrote(d, n);
     return e;
@@ -128,8 +139,12 @@ char *stpncpy(char *d, const char *s, size_t n)
 
 char *strcat(char *d, const char *s)
 {
-    size_t at = strlen(d);
+    size_t at;
     CM_LIBC_REAL(strcat);
+    cm_libc_loading_str(d, SIZE_MAX);
+    cm_libc_loading_str(s, SIZE_MAX);
+    at = strlen(d);
+    cm_libc_loading(d + at, strlen(s) + 1);
     cm_real_strcat(d, s);
     cm_libc_wrote(d + at, strlen(d + at) + 1);
     return d;
@@ -137,8 +152,12 @@ char *strcat(char *d, const char *s)
 
 char *strncat(char *d, const char *s, size_t n)
 {
-    size_t at = strlen(d);
+    size_t at;
     CM_LIBC_REAL(strncat);
+    cm_libc_loading_str(d, SIZE_MAX);
+    cm_libc_loading_str(s, n);
+    at = strlen(d);
+    cm_libc_loading(d + at, strnlen(s, n) + 1);
     cm_real_strncat(d, s, n);
     cm_libc_wrote(d + at, strlen(d + at) + 1);
     return d;
@@ -148,6 +167,8 @@ void *memccpy(void *d, const void *s, int c, size_t n)
 {
     void *e;
     CM_LIBC_REAL(memccpy);
+    cm_libc_loading(s, n);
+    cm_libc_loading(d, n);
     e = cm_real_memccpy(d, s, c, n);
     cm_libc_wrote(d, e ? (size_t)((char *)e - (char *)d) : n);
     return e;
@@ -165,6 +186,15 @@ int vsprintf(char *d, const char *fmt, va_list ap)
 {
     int r;
     CM_LIBC_REAL(vsprintf);
+    if (cm_libc_reads_active()) {
+        va_list len_ap;
+        va_copy(len_ap, ap);
+        r = vsnprintf(NULL, 0, fmt, len_ap); /* how much will be written: current first */
+        va_end(len_ap);
+        if (r >= 0) {
+            cm_libc_loading(d, (size_t)r + 1);
+        }
+    }
     r = cm_real_vsprintf(d, fmt, ap);
     if (r >= 0) {
         cm_libc_wrote(d, (size_t)r + 1);
@@ -176,6 +206,7 @@ int vsnprintf(char *d, size_t n, const char *fmt, va_list ap)
 {
     int r;
     CM_LIBC_REAL(vsnprintf);
+    cm_libc_loading(d, n);
     r = cm_real_vsnprintf(d, n, fmt, ap);
     if (r >= 0 && n > 0) {
         cm_libc_wrote(d, ((size_t)r < n) ? (size_t)r + 1 : n);
@@ -261,6 +292,9 @@ char *fgets(char *d, int n, FILE *f)
 {
     char *r;
     CM_LIBC_REAL(fgets);
+    if (n > 0) {
+        cm_libc_loading(d, (size_t)n);
+    }
     r = cm_real_fgets(d, n, f);
     if (r != NULL) {
         cm_libc_wrote(d, strlen(d) + 1);
@@ -353,6 +387,7 @@ ssize_t recvfrom(int fd, void *d, size_t n, int flags, struct sockaddr *from, so
 void qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
     CM_LIBC_REAL(qsort);
+    cm_libc_loading(base, n * size);
     cm_real_qsort(base, n, size, cmp);
     cm_libc_wrote(base, n * size);
 }
@@ -361,6 +396,7 @@ void qsort_r(void *base, size_t n, size_t size,
              int (*cmp)(const void *, const void *, void *), void *arg)
 {
     CM_LIBC_REAL(qsort_r);
+    cm_libc_loading(base, n * size);
     cm_real_qsort_r(base, n, size, cmp, arg);
     cm_libc_wrote(base, n * size);
 }

@@ -3,9 +3,11 @@
  * The scanf family, interposed like the functions of src/cm_libc.c: scanf
  * stores each converted value through a pointer argument, possibly into the
  * shared region (a SPLASH program reading its parameters straight into a
- * G_MALLOC'ed struct). After libc has converted, the format is walked again
- * with a copy of the arguments and the bytes of every assignment made are
- * reported as stores.
+ * G_MALLOC'ed struct). Before libc converts, the format is walked with a copy
+ * of the arguments and every destination made current (software line fills:
+ * a line filled after the call would bring the home's bytes over the other
+ * fields the same call wrote into it); after, it is walked again and the bytes
+ * of every assignment made are reported as stores.
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -22,12 +24,16 @@
 typedef int (*cm_vsscanf_fn_t)(const char *, const char *, va_list);
 typedef int (*cm_vfscanf_fn_t)(FILE *, const char *, va_list);
 
-/* Reports the first `assigned` assignments of a conversion that returned it. */
+/* Reports the first `assigned` assignments of a conversion that returned it (after: stores),
+ * or, before the call (assigned < 0), makes every destination current: strings of unknown
+ * length as far as their width or their first byte (the rest is reported, kept, after). */
 static void cm_scanf_report(const char *f, va_list ap, int assigned)
 {
+    const bool before = assigned < 0;
+
     int done = 0;
 
-    while (*f != '\0' && done < assigned) {
+    while (*f != '\0' && (before || done < assigned)) {
         bool suppress = false, alloc = false;
         size_t width = 0;
         int len = 0; /* -2 hh, -1 h, 0, 1 l, 2 ll/q/j/z/t, 3 L */
@@ -110,6 +116,8 @@ static void cm_scanf_report(const char *f, va_list ap, int assigned)
             case 's': case 'S': case '[':
                 if (alloc) {
                     n = sizeof(void *);
+                } else if (before) {
+                    n = (width ? width + 1 : 1) * ((len == 1 || c == 'S') ? sizeof(wchar_t) : 1);
                 } else if (len == 1 || c == 'S') {
                     n = (wcslen((const wchar_t *)p) + 1) * sizeof(wchar_t);
                 } else {
@@ -119,12 +127,29 @@ static void cm_scanf_report(const char *f, va_list ap, int assigned)
             default:
                 return; /* unknown conversion: libc stopped there too */
             }
+            if (before) {
+                cm_libc_loading(p, n);
+                continue;
+            }
             cm_libc_wrote(p, n);
             if (c != 'n') {
                 done++;
             }
         }
     }
+}
+
+/* The destinations current before libc writes them (a copy of the arguments: ap is untouched). */
+static void cm_scanf_prefill(const char *fmt, va_list ap)
+{
+    va_list pre;
+
+    if (!cm_libc_reads_active()) {
+        return;
+    }
+    va_copy(pre, ap);
+    cm_scanf_report(fmt, pre, -1);
+    va_end(pre);
 }
 
 static cm_vsscanf_fn_t cm_scanf_real_s(void)
@@ -150,7 +175,9 @@ static int cm_vsscanf(const char *s, const char *fmt, va_list ap)
     va_list again;
     int r;
 
+    cm_libc_loading_str(s, SIZE_MAX); /* a shared string parsed: current first */
     va_copy(again, ap);
+    cm_scanf_prefill(fmt, again);
     r = cm_scanf_real_s()(s, fmt, ap);
     if (r > 0) {
         cm_scanf_report(fmt, again, r);
@@ -165,6 +192,7 @@ static int cm_vfscanf(FILE *f, const char *fmt, va_list ap)
     int r;
 
     va_copy(again, ap);
+    cm_scanf_prefill(fmt, again);
     r = cm_scanf_real_f()(f, fmt, ap);
     if (r > 0) {
         cm_scanf_report(fmt, again, r);

@@ -16,6 +16,10 @@
 #   p_tree   RADIX's prefix-sum pause flags and BARNES's tree of condition
 #            variables (they hung under the NS variants), and a line printed
 #            before MAIN_INITENV (once, by process 0)
+#   p_reads  shared memory read by libc and the kernel (printf's %s, puts, fputs,
+#            fwrite, write, strtol, strtod, atoi, strchr, strstr, sscanf, bsearch,
+#            qsort) after other processes rewrote it: under software line fills
+#            the old lines came out (RAYTRACE's image)
 # also with CM_CHECK_STORES=yes (every libc and kernel write reaches the hooks: the check finds
 # no store they missed); then at 3 processes over TCP; and with address-space randomization left on, the pointer
 # table must fail.
@@ -61,6 +65,8 @@ for np in 1 2 4; do
     ref_libc=$out
     expect_ok "$C/p_tree.pthreads" $np 4
     ref_tree=$out
+    expect_ok "$C/p_reads.pthreads" $np
+    ref_reads=$out
     for setting in "${settings[@]}"; do
         if [ $np = 1 ]; then
             case "$setting" in
@@ -78,6 +84,8 @@ for np in 1 2 4; do
         expect_ok env $setting "$CMRUN" -n $np "$C/p_tree" $np 4
         same_as "$ref_tree"
         [ "$(count_out '^p_tree: P = ')" = 1 ] || fail "a line printed before MAIN_INITENV came out $(count_out '^p_tree: P = ') times"
+        expect_ok env $setting "$CMRUN" -n $np "$C/p_reads" $np
+        same_as "$ref_reads"
     done
 done
 
