@@ -61,9 +61,31 @@ cm_status_t cm_dir_init(cm_dir_t *dir, cm_rma_t *rma, cm_dir_impl_t impl, const 
     return CM_OK;
 }
 
+/*
+ * The end of the initialization phase empties every entry without touching one: entries
+ * written from now on carry CM_DIR_CURRENT and any other counts as empty. Clearing them
+ * (64 bytes per page of the region) committed all of the directory, touched or not. The
+ * page versions keep counting: they only ever need to move.
+ */
 void cm_dir_reset_local(cm_dir_t *dir)
 {
-    memset(dir->seg.base + dir->seg.entries, 0, dir->seg.per_proc * CM_DIR_ENTRY_BYTES);
+    dir->reset = true;
+}
+
+/* The entry as it stands now: one left from the initialization phase is empty. */
+static void cm_dir_current(const cm_dir_t *dir, cm_dir_entry_t *e)
+{
+    if (dir->reset && !(e->flags & CM_DIR_CURRENT)) {
+        memset(e, 0, sizeof(*e));
+    }
+}
+
+/* An entry about to be written: marked as written since the reset. */
+static void cm_dir_mark_current(const cm_dir_t *dir, cm_dir_entry_t *e)
+{
+    if (dir->reset) {
+        e->flags |= CM_DIR_CURRENT;
+    }
 }
 
 static void cm_dir_words_to_entry(const uint64_t w[3], cm_dir_entry_t *e)
@@ -146,8 +168,10 @@ static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
     }
 
     cm_dir_words_to_entry(words, &e);
+    cm_dir_current(dir, &e);
     leaving_writer = (op == CM_DIR_LEAVE) && (e.writers & (1ull << dir->rank));
     cm_dir_apply(&e, op, dir->rank, (uint32_t)home, dir->first_touch, dir->unsafe_threshold, fx);
+    cm_dir_mark_current(dir, &e);
     if (cm_dir_effects_held(fx, dir->rank)) {
         /* Under the lock: notices land and the page moves before anyone sees the entry. */
         status = held(page, fx, arg);
@@ -195,6 +219,7 @@ static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
             return status;
         }
         cm_dir_cas_unpack(cur, &e);
+        cm_dir_current(dir, &e);
         if (op == CM_DIR_LEAVE && (e.writers & (1ull << dir->rank)) && !bumped) {
             /* A writer leaves: the version moves first (only we can remove us, so once). */
             status = cm_rma_fadd(dir->rma, home, &word[CM_DIR_VERSION_WORD], 1, &old);
@@ -211,6 +236,7 @@ static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
         }
         cm_dir_apply(&e, op, dir->rank, (uint32_t)home, dir->first_touch, dir->unsafe_threshold,
                      fx);
+        cm_dir_mark_current(dir, &e);
         busy = cm_dir_effects_held(fx, dir->rank);
         if (busy) {
             e.flags |= CM_DIR_BUSY;
@@ -280,6 +306,7 @@ cm_status_t cm_dir_read(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e, uint64_
         status = cm_rma_get(dir->rma, home, words, &slot[1], sizeof(words));
         cm_dir_words_to_entry(words, e);
     }
+    cm_dir_current(dir, e);
     if (!(e->flags & CM_DIR_HOME_FIXED)) {
         e->home = (uint32_t)home;
     }

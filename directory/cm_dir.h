@@ -34,6 +34,7 @@
 #define CM_DIR_UNSAFE     0x1u /* transitions to WEAK send no notices; sharers check at acquire */
 #define CM_DIR_HOME_FIXED 0x2u /* the home no longer follows the round-robin rule */
 #define CM_DIR_BUSY       0x4u /* (CAS form) the updater is still acting on its transition */
+#define CM_DIR_CURRENT    0x8u /* written since the initialization phase ended (cm_dir_reset_local) */
 
 typedef enum { CM_PAGE_UNCACHED, CM_PAGE_SHARED, CM_PAGE_DIRTY, CM_PAGE_WEAK } cm_page_state_t;
 
@@ -105,6 +106,8 @@ typedef struct {
     cm_dir_seg_t           seg;
     unsigned               unsafe_threshold;
     bool                   first_touch;    /* set when the initialization phase ends */
+    bool                   reset;          /* the initialization phase ended: entries without
+                                              CM_DIR_CURRENT are from before and count as empty */
     uint64_t               updates;        /* directory read-modify-writes issued */
     uint64_t               retries;        /* CAS form: failed compare-and-swaps */
 } cm_dir_t;

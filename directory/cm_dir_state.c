@@ -82,7 +82,7 @@ void cm_dir_apply(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_rr, b
 uint64_t cm_dir_cas_pack(const cm_dir_entry_t *e)
 {
     const uint64_t m24 = (1ull << 24) - 1;
-    return (e->sharers & m24) | ((e->writers & m24) << 24) | ((uint64_t)(e->flags & 7u) << 48) |
+    return (e->sharers & m24) | ((e->writers & m24) << 24) | ((uint64_t)(e->flags & 0xfu) << 48) |
            ((uint64_t)(e->home & 0xffu) << 56);
 }
 
@@ -91,6 +91,6 @@ void cm_dir_cas_unpack(uint64_t w, cm_dir_entry_t *e)
     const uint64_t m24 = (1ull << 24) - 1;
     e->sharers = w & m24;
     e->writers = (w >> 24) & m24;
-    e->flags   = (uint32_t)((w >> 48) & 7u);
+    e->flags   = (uint32_t)((w >> 48) & 0xfu);
     e->home    = (uint32_t)(w >> 56);
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -63,31 +64,47 @@ int cm_check_max_procs(const cm_config_t *cfg, const char **setting, const char 
     return CM_DIR_MAX_PROCS_MCS;
 }
 
-uint64_t cm_check_meta_bytes(const cm_config_t *cfg, int nprocs, size_t page, uint64_t shared_size)
+cm_status_t cm_check_cost(const cm_config_t *cfg, int nprocs, size_t page, uint64_t shared_size,
+                          cm_check_cost_t *cost)
 {
     uint64_t npages = (shared_size + page - 1) / page;
+    const cm_variant_info_t *row = &cm_variants[cfg->variant];
     cm_meta_layout_t meta;
+    uint64_t per_page_meta;
 
+    memset(cost, 0, sizeof(*cost));
     if (npages == 0 || cm_meta_layout_compute(npages, (uint32_t)nprocs, (uint32_t)cfg->locks,
                                               (uint32_t)cfg->wn_ring, page, &meta) != CM_OK) {
-        return UINT64_MAX;
+        return CM_ERR_INVALID;
     }
-    /* The whole segment counts (CM_META_SIZE if larger): the directory and notice words are
-     * cleared at the end of initialization whether the program uses the pages or not. */
-    return ((cfg->meta_size > meta.total) ? cfg->meta_size : meta.total) +
-           npages * CM_META_PAGE_PRIVATE;
+    /* In the segment, per page: a directory entry at its directory home, a pending word. */
+    per_page_meta = (uint64_t)CM_DIR_ENTRY_BYTES / (uint64_t)nprocs + sizeof(uint64_t);
+    cost->npages   = npages;
+    cost->per_page = per_page_meta + CM_META_PAGE_PRIVATE;
+    cost->fixed    = meta.total - meta.dir_per_proc * CM_DIR_ENTRY_BYTES - npages * sizeof(uint64_t);
+    /* Both views of the region, the segment (CM_META_SIZE if larger), the page tables; the
+     * watched-line map of software writes (4 bytes per 64-byte line); the offload engine's
+     * twins (a page each). */
+    cost->reserved = 2 * npages * page + ((cfg->meta_size > meta.total) ? cfg->meta_size : meta.total) +
+                     npages * CM_META_PAGE_PRIVATE;
+    if (cfg->protocol == CM_PROTOCOL_CASHMERE && row->write == CM_WRITE_HOOKS) {
+        cost->reserved += npages * page / 16;
+    }
+    if (cfg->protocol == CM_PROTOCOL_CASHMERE && row->write == CM_WRITE_OFFLOAD) {
+        cost->reserved += npages * page;
+    }
+    return CM_OK;
 }
 
-uint64_t cm_check_shared_fit(const cm_config_t *cfg, int nprocs, int local_procs, size_t page,
-                             uint64_t budget)
+uint64_t cm_check_shared_fit(const cm_config_t *cfg, int nprocs, size_t page, uint64_t budget)
 {
-    uint64_t per = budget / (uint64_t)(local_procs > 0 ? local_procs : 1);
     uint64_t lo = 0, hi = UINT32_MAX, unit, fit; /* pages; page numbers are 32-bit */
+    cm_check_cost_t c;
 
-    /* Metadata grows with the page count: the largest count that fits, by bisection. */
+    /* The reservation grows with the page count: the largest count that fits, by bisection. */
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo + 1) / 2;
-        if (cm_check_meta_bytes(cfg, nprocs, page, mid * page) <= per) {
+        if (cm_check_cost(cfg, nprocs, page, mid * page, &c) == CM_OK && c.reserved <= budget) {
             lo = mid;
         } else {
             hi = mid - 1;
@@ -99,23 +116,14 @@ uint64_t cm_check_shared_fit(const cm_config_t *cfg, int nprocs, int local_procs
     return (fit >= page) ? fit : 0;
 }
 
-uint64_t cm_check_memory_budget(void)
+uint64_t cm_check_address_budget(void)
 {
-    char line[128];
-    unsigned long long kib = 0;
-    FILE *f = fopen("/proc/meminfo", "r");
+    struct rlimit rl;
 
-    if (f == NULL) {
+    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) {
         return 0;
     }
-    while (fgets(line, sizeof(line), f) != NULL) {
-        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
-            break;
-        }
-    }
-    fclose(f);
-    /* The other half is for the data itself and the program. */
-    return (uint64_t)kib * 1024 / 2;
+    return (uint64_t)rl.rlim_cur;
 }
 
 /* "20.0 GiB" */
@@ -146,38 +154,35 @@ static void cm_check_size_setting(uint64_t bytes, char *buf, size_t len)
     }
 }
 
-static cm_status_t cm_check_memory(const cm_config_t *cfg, const cm_check_job_t *job, size_t page)
+/* The region and its metadata are reserved whole in every process: they must fit the address
+ * space a process may have (memory is committed only for what the program touches). */
+static cm_status_t cm_check_address_space(const cm_config_t *cfg, const cm_check_job_t *job,
+                                          size_t page)
 {
     const char *given = cfg->raw[CM_CONFIG_IDX_shared_size];
-    uint64_t per = cm_check_meta_bytes(cfg, job->nprocs, page, cfg->shared_size);
-    uint64_t all = per * (uint64_t)job->local_procs, fit;
+    cm_check_cost_t c;
+    uint64_t fit;
     char need[32], avail[32], fits[32];
 
-    if (per != UINT64_MAX && all / (uint64_t)job->local_procs == per && all <= job->memory_budget) {
+    if (cm_check_cost(cfg, job->nprocs, page, cfg->shared_size, &c) != CM_OK) {
+        return CM_ERR_INVALID;
+    }
+    if (c.reserved <= job->address_budget) {
         return CM_OK;
     }
-    cm_check_human(per, need, sizeof(need));
-    cm_check_human(2 * job->memory_budget, avail, sizeof(avail));
-    if (cfg->meta_size / page * page > job->memory_budget / (uint64_t)job->local_procs) {
-        cm_error("CM_META_SIZE=%s per process: the %d on this machine would take more than half "
-                 "of its %s of available memory (0: just what the job needs)",
-                 cfg->raw[CM_CONFIG_IDX_meta_size], job->local_procs, avail);
-        return CM_ERR_NO_MEMORY;
-    }
-    fit = cm_check_shared_fit(cfg, job->nprocs, job->local_procs, page, job->memory_budget);
+    cm_check_human(c.reserved, need, sizeof(need));
+    cm_check_human(job->address_budget, avail, sizeof(avail));
+    fit = cm_check_shared_fit(cfg, job->nprocs, page, job->address_budget);
     if (fit == 0) {
-        cm_error("CM_SHARED_SIZE=%s needs %s of metadata per process: the %d on this machine "
-                 "would take more than half of its %s of available memory, and no shared size "
-                 "fits with CM_LOCKS=%lu and CM_WN_RING=%lu: fewer processes here or fewer locks",
-                 given ? given : "1g", need, job->local_procs, avail, cfg->locks, cfg->wn_ring);
+        cm_error("CM_SHARED_SIZE=%s needs %s of address space per process, and a process here "
+                 "may have %s (ulimit -v): no shared size fits", given ? given : "64g", need,
+                 avail);
         return CM_ERR_NO_MEMORY;
     }
     cm_check_size_setting(fit, fits, sizeof(fits));
-    cm_error("CM_SHARED_SIZE=%s needs %s of metadata per process (about %" PRIu64 " bytes per "
-             "%zu-byte page, used or not): the %d on this machine would take more than half of "
-             "its %s of available memory: at most CM_SHARED_SIZE=%s fits", given ? given : "1g",
-             need, per / ((cfg->shared_size + page - 1) / page), page, job->local_procs, avail,
-             fits);
+    cm_error("CM_SHARED_SIZE=%s needs %s of address space per process (reserved; memory is "
+             "committed only where touched), and a process here may have %s (ulimit -v): at "
+             "most CM_SHARED_SIZE=%s fits", given ? given : "64g", need, avail, fits);
     return CM_ERR_NO_MEMORY;
 }
 
@@ -276,8 +281,8 @@ cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size
     if (status == CM_OK) {
         status = cm_runtime_layout(cfg, page, meta->total, layout);
     }
-    if (status == CM_OK && job->memory_budget != 0) {
-        status = cm_check_memory(cfg, job, page);
+    if (status == CM_OK && job->address_budget != 0) {
+        status = cm_check_address_space(cfg, job, page);
     }
     /* Page numbers are 32-bit in the protocols' page lists. */
     if (status == CM_OK && meta->npages > UINT32_MAX) {

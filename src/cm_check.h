@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What can be known about a job before it starts, checked in one place: the
- * protocol's process limit, the variant table, the address-space layout, the
- * machine's memory for the metadata, and the files the job will write. cmrun
+ * protocol's process limit, the variant table, the address-space layout and
+ * what a process may reserve of it, and the files the job will write. cmrun
  * runs it once before launching (`cm_info --check -n N`); cm_init runs it on
  * every rank for jobs started without cmrun. Every refusal is one line.
  */
@@ -18,8 +18,8 @@
 
 typedef struct {
     int      nprocs;        /* processes in the job */
-    int      local_procs;   /* of them on this machine: the memory check counts these */
-    uint64_t memory_budget; /* bytes their metadata may take here; 0: memory not checked */
+    int      local_procs;   /* of them on this machine */
+    uint64_t address_budget; /* address space a process may reserve (ulimit -v); 0: unlimited */
     bool     files;         /* check that the files the job writes (CM_STATS) can be written */
 } cm_check_job_t;
 
@@ -30,20 +30,29 @@ bool cm_check_tls_maps(void);
 int cm_check_max_procs(const cm_config_t *cfg, const char **setting, const char **reason);
 
 /*
- * Bytes of metadata each process sets up for a shared region of shared_size
- * bytes, used or not: its metadata segment and its private page tables.
+ * What a shared region of shared_size bytes costs each process. The region is
+ * address space: it is reserved whole (both views, the metadata segment, the
+ * page tables), and memory is committed only where pages are touched, at most
+ * per_page bytes of metadata per touched page (4 KiB of it at a time) on top
+ * of the data, plus at most fixed bytes (locks, rings, statistics) whatever
+ * the size.
  */
-uint64_t cm_check_meta_bytes(const cm_config_t *cfg, int nprocs, size_t page, uint64_t shared_size);
+typedef struct {
+    uint64_t reserved;  /* address space per process */
+    uint64_t per_page;  /* metadata per touched page, at most */
+    uint64_t fixed;     /* metadata independent of the size, at most */
+    uint64_t npages;
+} cm_check_cost_t;
 
-/*
- * The largest round shared size (whole GiB, MiB or KiB) whose metadata for
- * local_procs processes fits in budget bytes; 0 if not even one page does.
- */
-uint64_t cm_check_shared_fit(const cm_config_t *cfg, int nprocs, int local_procs, size_t page,
-                             uint64_t budget);
+cm_status_t cm_check_cost(const cm_config_t *cfg, int nprocs, size_t page, uint64_t shared_size,
+                          cm_check_cost_t *cost);
 
-/* What the metadata may take on this machine: half the memory available (0 if unknown). */
-uint64_t cm_check_memory_budget(void);
+/* The largest round shared size (whole GiB, MiB or KiB) that a process can reserve within
+ * budget bytes of address space; 0 if not even one page. */
+uint64_t cm_check_shared_fit(const cm_config_t *cfg, int nprocs, size_t page, uint64_t budget);
+
+/* The address space a process may reserve here: its ulimit -v (0: unlimited). */
+uint64_t cm_check_address_budget(void);
 
 /*
  * Checks the job and computes its layouts (meta, layout may be NULL). Logs the

@@ -122,12 +122,12 @@ static int cm_rt_init(int *argc, char ***argv)
     cm_rt.npages    = (cm_rt.config.shared_size + page - 1) / page;
     {
         /* Before UCX: a refusal is the one line below, not a transport's errors. The machine
-         * (memory, files) was checked by cmrun before launching, if it launched the job. */
+         * (address space, files) was checked by cmrun before launching, if it launched the job. */
         cm_check_job_t job = {
-            .nprocs        = cm_rt.nprocs,
-            .local_procs   = cm_boot_local_size(cm_rt.boot),
-            .memory_budget = cm_rt.config.checked ? 0 : cm_check_memory_budget(),
-            .files         = !cm_rt.config.checked && cm_rt.rank == 0,
+            .nprocs         = cm_rt.nprocs,
+            .local_procs    = cm_boot_local_size(cm_rt.boot),
+            .address_budget = cm_rt.config.checked ? 0 : cm_check_address_budget(),
+            .files          = !cm_rt.config.checked && cm_rt.rank == 0,
         };
         status = cm_check_job(&cm_rt.config, &job, page, &cm_rt.meta, &cm_rt.layout);
         if (status != CM_OK) {

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -205,6 +206,12 @@ cm_status_t cm_rt_stats_report(void)
         return CM_OK;
     }
     cm_rt.proto->stats(&mine.st);
+    {
+        struct rusage ru;
+        if (getrusage(RUSAGE_SELF, &ru) == 0) {
+            mine.st.peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024; /* KiB on Linux */
+        }
+    }
     cm_rt_where(&mine.where);
     status = cm_rma_put(cm_rt.rma, 0, base + (size_t)cm_rt.rank * CM_META_STATS_SLOT, &mine,
                        sizeof(mine));

@@ -101,7 +101,8 @@ static cm_status_t tm_gc_run(int mgr)
 {
     uint32_t one = 1;
 
-    for (uint64_t p = 0; p < cm_tmk.npages; p++) {
+    for (uint64_t t = 0; t < cm_tmk.ntouched; t++) {
+        uint64_t p = cm_tmk.touched[t];
         cm_tmk_page_t *pg = &cm_tmk.pages[p];
         bool unapplied = false;
         for (uint32_t r = pg->unapplied; r < pg->nrefs && !unapplied; r++) {
@@ -127,7 +128,8 @@ static cm_status_t tm_gc_run(int mgr)
             }
         }
     }
-    for (uint64_t p = 0; p < cm_tmk.npages; p++) {
+    for (uint64_t t = 0; t < cm_tmk.ntouched; t++) {
+        uint64_t p = cm_tmk.touched[t];
         cm_tmk_page_t *pg = &cm_tmk.pages[p];
         pg->nrefs     = 0;
         pg->unapplied = 0;

@@ -60,6 +60,7 @@ typedef struct {
     uint8_t      in_dirty;  /* written in the open interval */
     uint8_t      in_rw;     /* scan: on the list of writable pages */
     uint8_t      clean;     /* scan: interval ends in a row that found it unchanged */
+    uint8_t      touched;   /* on the list of pages ever faulted or noticed here */
     void         *twin;     /* own writes since then are not in a diff yet */
     void         *snap;     /* scan: the contents at the start of the open interval, if writable */
     cm_tmk_ref_t *refs;     /* in the order they became known here */
@@ -67,7 +68,7 @@ typedef struct {
     uint32_t     unapplied; /* refs before this one are all applied */
     uint32_t     undiffed;  /* own refs before this one all have their diffs */
 } cm_tmk_page_t;
-_Static_assert(sizeof(cm_tmk_page_t) + sizeof(uint32_t) <= CM_META_PAGE_PRIVATE,
+_Static_assert(sizeof(cm_tmk_page_t) + 2 * sizeof(uint32_t) <= CM_META_PAGE_PRIVATE,
                "CM_META_PAGE_PRIVATE undercounts TreadMarks' page table (cm_check)");
 
 typedef struct {
@@ -108,7 +109,9 @@ typedef struct {
     cm_tmk_msg_t    *qhead, *qtail;
 
     cm_tmk_store_t  store;
-    cm_tmk_page_t   *pages;
+    cm_tmk_page_t   *pages;     /* a record per page of the region, committed where touched */
+    uint32_t        *touched;   /* pages ever faulted or noticed here: what GC and fini visit */
+    uint64_t        ntouched;
     uint32_t        *dirty;
     uint32_t        ndirty;
     bool            scan;       /* CM_TMK_WRITE_DETECT=scan */
@@ -156,6 +159,19 @@ static inline char *cm_tmk_app(uint64_t p)
 static inline int cm_tmk_manager(uint64_t p)
 {
     return (int)(p % (uint64_t)cm_tmk.np);
+}
+
+/* Page p's record, about to change: the first time, p joins the pages GC and fini visit (a
+ * loop over every page of the region committed all of the page table). */
+static inline cm_tmk_page_t *cm_tmk_touch(uint64_t p)
+{
+    cm_tmk_page_t *pg = &cm_tmk.pages[p];
+
+    if (!pg->touched) {
+        pg->touched = 1;
+        cm_tmk.touched[cm_tmk.ntouched++] = (uint32_t)p;
+    }
+    return pg;
 }
 
 /* p was written in the open interval. */

@@ -30,7 +30,7 @@ cm_status_t cm_tmk_protect(uint64_t p, int prot)
 
 static cm_status_t tm_ref_add(uint64_t p, cm_tmk_interval_t *iv, uint32_t k, bool applied)
 {
-    cm_tmk_page_t *pg = &cm_tmk.pages[p];
+    cm_tmk_page_t *pg = cm_tmk_touch(p);
     if (pg->nrefs == pg->cap) {
         uint32_t cap = pg->cap ? 2 * pg->cap : 4;
         cm_tmk_ref_t *n = realloc(pg->refs, cap * sizeof(*n));
@@ -399,7 +399,7 @@ out:
 cm_status_t cm_tmk_fault(void *addr, bool write)
 {
     uint64_t p = ((uintptr_t)addr - (uintptr_t)cm_tmk.app) >> cm_tmk.shift;
-    cm_tmk_page_t *pg = &cm_tmk.pages[p];
+    cm_tmk_page_t *pg = cm_tmk_touch(p);
     cm_status_t status = CM_OK;
     uint64_t *outer = cm_stats_phase_enter(&cm_tmk.st.fault_ns), *twin;
 

@@ -43,6 +43,7 @@
 #include "src/util/cm_log.h"
 #include "src/util/cm_time.h"
 #include "treadmarks/cm_tmk_int.h"
+#include "src/util/cm_mem.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -129,7 +130,8 @@ static cm_status_t tm_init(void)
     pthread_mutex_init(&cm_tmk.mu, NULL);
     pthread_mutex_init(&cm_tmk.qmu, NULL);
     TM_CHECK(cm_tmk_store_init(&cm_tmk.store, cm_tmk.np));
-    cm_tmk.pages    = calloc(cm_tmk.npages, sizeof(*cm_tmk.pages));
+    cm_tmk.pages    = cm_mem_reserve(cm_tmk.npages * sizeof(*cm_tmk.pages));
+    cm_tmk.touched  = cm_mem_reserve(cm_tmk.npages * sizeof(*cm_tmk.touched));
     cm_tmk.dirty    = malloc(cm_tmk.npages * sizeof(*cm_tmk.dirty));
     cm_tmk.rw       = malloc(cm_tmk.npages * sizeof(*cm_tmk.rw));
     cm_tmk.locks    = calloc(cm_tmk.nlocks ? cm_tmk.nlocks : 1, sizeof(*cm_tmk.locks));
@@ -179,7 +181,8 @@ static void tm_fini(void)
     if (!cm_tmk.ready) {
         return;
     }
-    for (uint64_t p = 0; p < cm_tmk.npages; p++) {
+    for (uint64_t t = 0; t < cm_tmk.ntouched; t++) {
+        uint64_t p = cm_tmk.touched[t];
         free(cm_tmk.pages[p].twin);
         free(cm_tmk.pages[p].snap);
         free(cm_tmk.pages[p].refs);
@@ -188,7 +191,8 @@ static void tm_fini(void)
         free(cm_tmk.locks[l].next_vt);
     }
     cm_tmk_store_fini(&cm_tmk.store);
-    free(cm_tmk.pages);
+    cm_mem_release(cm_tmk.pages, cm_tmk.npages * sizeof(*cm_tmk.pages));
+    cm_mem_release(cm_tmk.touched, cm_tmk.npages * sizeof(*cm_tmk.touched));
     free(cm_tmk.dirty);
     free(cm_tmk.rw);
     free(cm_tmk.locks);

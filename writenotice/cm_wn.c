@@ -161,9 +161,19 @@ cm_status_t cm_wn_drain(cm_wn_t *wn, cm_wn_visit_fn_t visit, void *arg, bool *ov
 
 void cm_wn_reset_local(cm_wn_t *wn)
 {
+    uint64_t cur = *wn->ctl;
+    uint32_t head = CM_WN_HEAD(cur), n = CM_WN_TAIL(cur) - head;
+
+    /* A page's pending word is set only while its notice sits in a reserved slot: clear those,
+     * not a word per page of the region (that committed all of it, touched or not). */
+    for (uint32_t i = 0; i < n && i < wn->cap; i++) {
+        uint64_t slot = wn->slots[(head + i) & (wn->cap - 1)];
+        if (slot != 0 && slot - 1 < wn->npages) {
+            wn->pending[slot - 1] = 0;
+        }
+    }
     *wn->ctl = 0;
     memset(wn->slots, 0, (size_t)wn->cap * sizeof(uint64_t));
-    memset(wn->pending, 0, wn->npages * sizeof(uint64_t));
     memset(wn->guess, 0, (size_t)cm_rma_nprocs(wn->rma) * sizeof(*wn->guess));
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }

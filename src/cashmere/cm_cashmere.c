@@ -29,6 +29,7 @@
 #include "src/cm_protocol.h"
 #include "src/cm_runtime.h"
 #include "src/cm_shadow.h"
+#include "src/util/cm_mem.h"
 #include "src/util/cm_time.h"
 
 #include <stdio.h>
@@ -351,7 +352,7 @@ static cm_status_t cm_cm_init_end(void)
         cm_error("mprotect of the shared region failed: %s", strerror(errno));
         return CM_ERR_NO_MEMORY;
     }
-    memset(cm_cm.pte, 0, cm_cm.npages * sizeof(*cm_cm.pte));
+    cm_mem_zero(cm_cm.pte, cm_cm.npages * sizeof(*cm_cm.pte)); /* committed where touched only */
     CM_CHECK(cm_shadow_reset()); /* every page armed again, filled on next use */
     cm_cm.dirty.n  = 0;
     cm_cm.unsafe.n = 0;
@@ -538,7 +539,8 @@ static cm_status_t cm_cm_init(void)
     cm_barrier_init(&cm_cm.barrier, cm_cm.rma,
                     (uint64_t *)(cm_cm.meta_base + cm_cm.meta->barrier_flags));
 
-    cm_cm.pte      = calloc(cm_cm.npages, sizeof(*cm_cm.pte));
+    /* Per page of the region, reserved: a process pays for the pages it touches. */
+    cm_cm.pte      = cm_mem_reserve(cm_cm.npages * sizeof(*cm_cm.pte));
     cm_cm.dirty.v  = malloc(cm_cm.npages * sizeof(uint32_t));
     cm_cm.unsafe.v = malloc(cm_cm.npages * sizeof(uint32_t));
     cm_cm.selfn.v  = malloc(cm_cm.npages * sizeof(uint32_t));
@@ -592,7 +594,7 @@ static void cm_cm_fini(void)
     cm_cm.fill->fini();
     cm_cm.write->fini();
     cm_wn_fini(&cm_cm.wn);
-    free(cm_cm.pte);
+    cm_mem_release(cm_cm.pte, cm_cm.npages * sizeof(*cm_cm.pte));
     free(cm_cm.dirty.v);
     free(cm_cm.unsafe.v);
     free(cm_cm.selfn.v);

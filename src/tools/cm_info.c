@@ -22,6 +22,7 @@
 #include "src/cashmere/cm_variant.h"
 
 #include <pmix.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,14 +35,16 @@ extern char **environ;
 static void cm_info_usage(FILE *out)
 {
     fprintf(out,
-            "usage: cm_info [-c | --config | --check [-n N] [--local L] | --variants | -h | "
-            "--version]\n"
+            "usage: cm_info [-c | --config | --check [-n N] [--local L] | --memory [-n N] | "
+            "--variants | -h | --version]\n"
             "  (no option)   version, libraries, transports and one-sided mechanisms\n"
             "  -c, --config  every CM_* setting: type, default, documentation, current value\n"
             "  --check       check the CM_* environment for a job of N processes (default 1), L of\n"
             "                them on this machine (default N; 0: not this machine's memory and\n"
             "                files); exit 1 with one line on a problem, else print protocol=,\n"
             "                variant=, build= and suffix= lines (cmrun reads them)\n"
+            "  --memory      what the shared region (CM_SHARED_SIZE) costs each of N processes\n"
+            "                (default 1): address space reserved, memory per page touched\n"
             "  --variants    the variant table, one line per variant:\n"
             "                NAME available|unavailable|not-implemented build=B fill=F write=W\n"
             "                merge=M fabric=any|map [why=... | note=...: the rest of the line]\n"
@@ -292,7 +295,7 @@ static int cm_info_check(int nprocs, int local)
     cm_build_kind_t build;
 
     cm_info_load(&cfg);
-    job.memory_budget = (local > 0) ? cm_check_memory_budget() : 0;
+    job.address_budget = (local > 0) ? cm_check_address_budget() : 0;
     if (cm_check_job(&cfg, &job, (size_t)sysconf(_SC_PAGESIZE), NULL, NULL) != CM_OK) {
         cm_config_release(&cfg);
         return 1;
@@ -306,10 +309,66 @@ static int cm_info_check(int nprocs, int local)
     return 0;
 }
 
+/* "1.5 GiB" */
+static void cm_info_human(uint64_t bytes, char *buf, size_t len)
+{
+    static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = (double)bytes;
+    int u = 0;
+
+    while (v >= 1024 && u < 5) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+}
+
+/* What a shared size costs: the region is address space, memory follows the pages touched. */
+static int cm_info_memory(int nprocs)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const char *given;
+    cm_check_cost_t c;
+    cm_config_t cfg;
+    char size[32], res[32], fixed[32], all[32], limit[32];
+    uint64_t budget;
+
+    cm_info_load(&cfg);
+    given = cfg.raw[CM_CONFIG_IDX_shared_size];
+    if (cm_check_cost(&cfg, nprocs, page, cfg.shared_size, &c) != CM_OK) {
+        fprintf(stderr, "cm_info: cannot lay out CM_SHARED_SIZE=%s for %d processes\n",
+                given ? given : "(default)", nprocs);
+        cm_config_release(&cfg);
+        return 1;
+    }
+    cm_info_human(c.npages * page, size, sizeof(size));
+    cm_info_human(c.reserved, res, sizeof(res));
+    cm_info_human(c.fixed, fixed, sizeof(fixed));
+    cm_info_human(c.npages * (page + c.per_page) + c.fixed, all, sizeof(all));
+    printf("shared region: CM_SHARED_SIZE=%s%s, %s (%" PRIu64 " pages of %zu bytes), %d "
+           "process%s, %s\n", given ? given : "64g", given ? "" : " (the default)", size, c.npages,
+           page, nprocs, (nprocs == 1) ? "" : "es", (cfg.protocol == CM_PROTOCOL_TREADMARKS) ? "treadmarks"
+           : (cfg.protocol == CM_PROTOCOL_NONE) ? "none" : cm_variants[cfg.variant].name);
+    printf("address space per process: %s reserved (both views of the region, the metadata "
+           "segment, page tables); nothing committed yet\n", res);
+    printf("memory per process: the pages it touches, plus at most %" PRIu64 " bytes of "
+           "metadata per touched page (committed %zu bytes at a time) and %s whatever the size\n",
+           c.per_page, page, fixed);
+    printf("memory per process if every page is touched: %s\n", all);
+    budget = cm_check_address_budget();
+    if (budget != 0) {
+        cm_info_human(budget, limit, sizeof(limit));
+        printf("address space a process may have here (ulimit -v): %s: %s\n", limit,
+               (c.reserved <= budget) ? "fits" : "does not fit");
+    }
+    cm_config_release(&cfg);
+    return (budget != 0 && c.reserved > budget) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     cm_config_t cfg;
-    int mode = 0; /* 0 summary, 1 config dump, 2 check, 3 variants */
+    int mode = 0; /* 0 summary, 1 config dump, 2 check, 3 variants, 4 memory */
     int nprocs = 1, local = -1;
 
     for (int i = 1; i < argc; i++) {
@@ -319,6 +378,8 @@ int main(int argc, char **argv)
             mode = 2;
         } else if (strcmp(argv[i], "--variants") == 0) {
             mode = 3;
+        } else if (strcmp(argv[i], "--memory") == 0) {
+            mode = 4;
         } else if (strcmp(argv[i], "-n") == 0 || strcmp(argv[i], "--local") == 0) {
             if (i + 1 >= argc) {
                 return cm_info_bad("a count must follow", argv[i]);
@@ -351,6 +412,8 @@ int main(int argc, char **argv)
     case 3:
         cm_info_variants();
         return 0;
+    case 4:
+        return cm_info_memory(nprocs);
     default:
         cm_info_summary();
         return 0;

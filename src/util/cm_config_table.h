@@ -26,8 +26,10 @@
       "Least severe message printed by the runtime.") \
     _(shared_base, SHARED_BASE, ADDR, "0x200000000000", NULL, "runtime", \
       "Virtual address of the shared region, identical in every process. Must be page aligned and free.") \
-    _(shared_size, SHARED_SIZE, SIZE, "1g", NULL, "runtime", \
-      "Size of the shared region (the most the shared heap can hold). Registered with the network once; " \
+    _(shared_size, SHARED_SIZE, SIZE, "64g", NULL, "runtime", \
+      "Size of the shared region (the most the shared heap can hold). Address space: reserved whole " \
+      "in every process, with its metadata; memory is committed only for the pages a process " \
+      "touches (`cm_info --memory` says what a size costs). Registered with the network once; " \
       "on InfiniBand without on-demand paging the whole range is pinned.") \
     _(meta_size, META_SIZE, SIZE, "0", NULL, "runtime", \
       "Size of each process's metadata segment (directory entries, write-notice ring, lock and " \

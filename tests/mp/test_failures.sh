@@ -46,7 +46,7 @@ expect_out "CM_SHARED_BASE=0x200000000100 is not a multiple of the page size"
 note "shared range already in use in the process"
 run $QUICK "$CMRUN" -n 2 "$MP/mp_init" premap
 [ "$rc" -ne 0 ] || fail "premap run succeeded"
-expect_out "address range 0x200000000000-0x200040000000 is already in use"
+expect_out "address range 0x200000000000-0x201000000000 is already in use"
 printf '%s\n' "$out" | grep -q "accepted a taken range" && fail "cm_init clobbered a mapping"
 
 note "shared region larger than the address space"
@@ -54,18 +54,19 @@ run $QUICK env CM_SHARED_SIZE=200t "$CMRUN" -n 2 "$MP/mp_init" info
 [ "$rc" -ne 0 ] || fail "a 200 TiB region was accepted"
 expect_out "shared region: cannot reserve|does not fit"
 
-# The address space of every process is capped here, so that a regression cannot make a
-# job commit terabytes of metadata on a shared test machine (the kernel would kill at random).
+# The address space of every process is capped here (ulimit -v 8 GiB): a region is reserved
+# whole in every process, so a size beyond the cap is refused before anything starts, with the
+# size that fits; and a regression cannot make a job commit terabytes on a shared test machine.
 CAPPED=(bash -c 'ulimit -v $((8 << 20)) && exec "$@"' capped)
 
 for size in 1t 16t; do
-    note "CM_SHARED_SIZE=$size: more metadata than this machine's memory holds: refused up front, one line"
+    note "CM_SHARED_SIZE=$size: more address space than a process may have here: refused up front, one line"
     start=$SECONDS
     run $QUICK env CM_SHARED_SIZE=$size "${CAPPED[@]}" "$CMRUN" -n 2 "$MP/mp_init" info
     elapsed=$((SECONDS - start))
     [ "$rc" -ne 0 ] || fail "CM_SHARED_SIZE=$size accepted"
     [ "$elapsed" -le 10 ] || fail "took ${elapsed}s to refuse"
-    [ "$(count_out "CM_SHARED_SIZE=$size needs .* of metadata .*: at most CM_SHARED_SIZE=[0-9]+[kmgt]? fits")" -eq 1 ] ||
+    [ "$(count_out "CM_SHARED_SIZE=$size needs .* of address space per process .*: at most CM_SHARED_SIZE=[0-9]+[kmgt]? fits")" -eq 1 ] ||
         fail "not exactly one line saying what would fit"
     [ "$(count_out 'UCX')" -eq 0 ] || fail "UCX messages"
     [ "$(count_out '^cashmere\[')" -eq 0 ] || fail "a rank started"

@@ -6,7 +6,7 @@
 
 note "singleton: no launcher is a 1-process job"
 expect_ok "$MP/mp_init.hooks" info
-expect_out '^rank 0 of 1: shared 0x200000000000\+1073741824'
+expect_out '^rank 0 of 1: shared 0x200000000000\+68719476736'
 
 for np in 2 4; do
     note "$np ranks over shared memory"

@@ -20,6 +20,10 @@
 #            fwrite, write, strtol, strtod, atoi, strchr, strstr, sscanf, bsearch,
 #            qsort) after other processes rewrote it: under software line fills
 #            the old lines came out (RAYTRACE's image)
+#   p_giant  OCEAN's non-contiguous layout: 24 grids at their compiled maximum
+#            (12.9 GB), a corner used, with no size setting; each process's peak
+#            resident memory stays a fraction of what metadata for the whole
+#            region once took (CM_STATS peak_rss_bytes), also with a 1 TiB region
 # also with CM_CHECK_STORES=yes (every libc and kernel write reaches the hooks: the check finds
 # no store they missed); then at 3 processes over TCP; and with address-space randomization left on, the pointer
 # table must fail.
@@ -108,6 +112,29 @@ for setting in "CM_PROTOCOL=cashmere CM_VARIANT=CHSM" "CM_PROTOCOL=treadmarks" \
     same_as "$ref_libc"
 done
 use_shm
+
+# A region is address space: 12.9 GB allocated, 12 MB touched, under every protocol; then a 1 TiB
+# region. Each process's peak resident memory must stay below 256 MiB: metadata for every page
+# of the 64 GiB default region (96 bytes each, cleared whether used or not) took 800 MiB.
+stats=$(mktemp)
+trap 'rm -f "$input" "$stats"' EXIT
+for np in 2 4; do
+    expect_ok "$C/p_giant.pthreads" $np
+    ref_giant=$out
+    for setting in "${settings[@]}" "CM_PROTOCOL=cashmere CM_VARIANT=CHSM CM_SHARED_SIZE=1t"; do
+        case "$setting" in *CHECK_STORES*) continue ;; esac
+        note "giant allocation, $np processes, $setting"
+        # stdout alone: the statistics table on stderr may cut into a line of it (mpirun merges
+        # the two streams in chunks).
+        expect_ok bash -c '"$@" 2> /dev/null' stdout-only env $setting CM_STATS="$stats" "$CMRUN" \
+            -n $np "$C/p_giant" $np
+        same_as "$ref_giant"
+        peak=$("$STATS_TOOL" --per-process --columns peak_rss_bytes "$stats" | sed 1d | sort -n | tail -1)
+        [ -n "$peak" ] || fail "no peak_rss_bytes in the statistics"
+        echo "  peak resident memory of a process: $((peak >> 20)) MiB"
+        [ "$peak" -lt $((256 << 20)) ] || fail "a process peaked at $((peak >> 20)) MiB"
+    done
+done
 
 note "the pointer table with address-space randomization left on (CM_ASLR=yes) must fail"
 expect_fail env CM_ASLR=yes "$CMRUN" -n 2 "$C/p_ptrs" 2

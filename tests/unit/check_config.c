@@ -163,7 +163,7 @@ START_TEST(test_load_defaults)
     cm_config_t cfg;
     ck_assert_msg(cm_config_load(&cfg, env, err, sizeof(err)) == CM_OK, "defaults: %s", err);
     ck_assert_uint_eq(cfg.shared_base, 0x200000000000ull);
-    ck_assert_uint_eq(cfg.shared_size, 1ul << 30);
+    ck_assert_uint_eq(cfg.shared_size, 64ul << 30);
     ck_assert_int_eq(cfg.progress_thread, CM_PROGRESS_AUTO);
     ck_assert_uint_eq(cfg.net_latency, 0);
     ck_assert(!cfg.stdin_all);
@@ -294,25 +294,31 @@ START_TEST(test_check_job)
     cm_meta_layout_t meta;
     cm_layout_t layout;
     uint64_t per, fit;
+    cm_check_cost_t cost;
 
     ck_assert_int_eq(cm_config_load(&cfg, env, err, sizeof(err)), CM_OK);
-    /* Metadata grows with the region: every process keeps a word per page at least. */
-    per = cm_check_meta_bytes(&cfg, 2, 4096, 1ull << 40);
-    ck_assert_uint_ge(per, (1ull << 40) / 4096 * 8);
-    ck_assert_uint_lt(cm_check_meta_bytes(&cfg, 2, 4096, 1ull << 30), per / 512);
+    /* The region is address space: reserved whole (two views at least), committed as touched. */
+    ck_assert_int_eq(cm_check_cost(&cfg, 2, 4096, 1ull << 40, &cost), CM_OK);
+    per = cost.reserved;
+    ck_assert_uint_ge(per, 2ull << 40);
+    ck_assert_uint_le(cost.per_page, 4096 / 8);            /* metadata per touched page */
+    ck_assert_uint_lt(cost.fixed, 64ull << 20);            /* and whatever the size */
+    ck_assert_int_eq(cm_check_cost(&cfg, 2, 4096, 1ull << 30, &cost), CM_OK);
+    ck_assert_uint_lt(cost.reserved, per / 512);
     /* What fits in a budget fits, and is not far below it. */
-    fit = cm_check_shared_fit(&cfg, 2, 2, 4096, 2 * per);
+    fit = cm_check_shared_fit(&cfg, 2, 4096, per);
     ck_assert_uint_ge(fit, (1ull << 40) - (1ull << 36));
-    ck_assert_uint_le(2 * cm_check_meta_bytes(&cfg, 2, 4096, fit), 2 * per);
-    ck_assert_uint_eq(cm_check_shared_fit(&cfg, 2, 2, 4096, 4096), 0);
-    /* Refused: too much metadata for the memory, too many processes. */
-    job.memory_budget = per; /* room for one process, the job puts two here */
-    job.local_procs   = 2;
+    ck_assert_int_eq(cm_check_cost(&cfg, 2, 4096, fit, &cost), CM_OK);
+    ck_assert_uint_le(cost.reserved, per);
+    ck_assert_uint_eq(cm_check_shared_fit(&cfg, 2, 4096, 4096), 0);
+    /* Refused: more address space than a process may have (ulimit -v), too many processes. */
+    job.address_budget = per / 2;
+    job.local_procs    = 2;
     ck_assert_int_ne(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
-    job.local_procs = 1;
+    job.address_budget = per;
     ck_assert_int_eq(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
     ck_assert_uint_eq(layout.shared_size, 1ull << 40);
-    job.memory_budget = 0; /* not checked */
+    job.address_budget = 0; /* not checked */
     job.nprocs = 65;
     ck_assert_int_ne(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
     job.nprocs = 64;
