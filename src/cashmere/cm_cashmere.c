@@ -137,7 +137,7 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
     pte->flags &= CM_PTE_DIRTY | CM_PTE_LISTED; /* a store may have been recorded just before it faulted */
     CM_CHECK(cm_cm_protect(p, cm_cm.write->joining(p, (int)e.home, write)));
     pte->mapped = 1;
-    pte->home   = (uint16_t)e.home;
+    pte->home   = (uint8_t)e.home;
     cm_shadow_repaint(p);
     return cm_cm_effects(p, &e, &fx);
 }

@@ -29,9 +29,12 @@
 typedef struct {
     uint8_t  mapped;   /* joined the page's sharing set, data reachable */
     uint8_t  flags;
-    uint16_t home;     /* valid while mapped */
+    uint8_t  prot;     /* the application view's protection as cm_cm_protect last set it */
+    uint8_t  home;     /* valid while mapped (a rank: at most 64) */
     uint32_t version;  /* unsafe pages: the directory version when we joined */
 } cm_pte_t;
+
+#define CM_PTE_PROT_UNKNOWN 0xff /* the page's view was mapped again: set it before relying on it */
 
 #define CM_PTE_DIRTY     0x01 /* stored to since the last release */
 #define CM_PTE_PROCESSED 0x02 /* write transition done since mapping (the paper's processed bit) */
@@ -251,12 +254,18 @@ static inline void cm_cm_install_copy(uintptr_t addr, const void *data, size_t l
     }
 }
 
+/* The application view of page p gets protection prot; a system call only when it changes (a
+ * page that joins again keeps its mapping under line fills: most joins change nothing). */
 static inline cm_status_t cm_cm_protect(uint64_t p, int prot)
 {
+    if (cm_cm.pte[p].prot == (uint8_t)prot) {
+        return CM_OK;
+    }
     if (mprotect(cm_cm_app(p), cm_cm.ps, prot) != 0) {
         cm_error("mprotect of shared page %" PRIu64 " failed: %s", p, strerror(errno));
         return CM_ERR_NO_MEMORY;
     }
+    cm_cm.pte[p].prot = (uint8_t)prot;
     return CM_OK;
 }
 

@@ -21,7 +21,11 @@
  *    check), so the stored bytes must be current too. Bytes libc or the
  *    runtime already wrote for the program (reported after the fact,
  *    cm_hook_store) are ours: the line is fetched around them;
- *  - the home's own pages are its master copy: always valid.
+ *  - the home's own pages are its master copy: always valid;
+ *  - a page swept line by line comes whole: on a page none of whose lines was
+ *    valid, the CM_LINE_PAGE_FILL-th miss (2 by default) brings every missing
+ *    line in one page-sized get (each installed as a line fill would be),
+ *    instead of one transfer per line.
  *
  * Code without checks reaching a page no check joined faults (the region is
  * protected until joined) and gets the whole page. It can read a line that
@@ -33,6 +37,7 @@
 #include "src/cashmere/cm_cm_int.h"
 #include "src/cm_runtime.h"
 #include "src/cm_shadow.h"
+#include "src/util/cm_mem.h"
 #include "src/util/cm_time.h"
 
 #include <dlfcn.h>
@@ -44,7 +49,9 @@ static struct {
     size_t   lines;    /* per page */
     size_t   words;    /* 64-bit words of valid bits per page */
     uint64_t *valid;   /* per page: a bit per line, set once filled (or homed here) */
-    uint8_t  *buf;     /* one line, as fetched */
+    uint8_t  *misses;  /* per page: line misses since none of its lines was valid (saturating) */
+    unsigned page_fill;/* CM_LINE_PAGE_FILL: the miss that brings the rest of the page (0: never) */
+    uint8_t  *buf;     /* one page, as fetched */
 } cm_fl;
 
 static inline uint64_t *cm_fl_valid(uint64_t p)
@@ -86,9 +93,12 @@ static cm_status_t cm_fl_init(void)
     cm_fl.lshift = (unsigned)__builtin_ctzll(cfg->line_size);
     cm_fl.lines  = cm_cm.ps >> cm_fl.lshift;
     cm_fl.words  = (cm_fl.lines + 63) / 64;
-    cm_fl.valid  = calloc(cm_cm.npages * cm_fl.words, sizeof(uint64_t));
-    cm_fl.buf    = malloc(cm_fl.line);
-    if (cm_fl.valid == NULL || cm_fl.buf == NULL) {
+    cm_fl.page_fill = (unsigned)cfg->line_page_fill;
+    /* Per page of the region, reserved: committed where pages are touched. */
+    cm_fl.valid  = cm_mem_reserve(cm_cm.npages * cm_fl.words * sizeof(uint64_t));
+    cm_fl.misses = cm_mem_reserve(cm_cm.npages);
+    cm_fl.buf    = malloc(cm_cm.ps);
+    if (cm_fl.valid == NULL || cm_fl.misses == NULL || cm_fl.buf == NULL) {
         cm_error("cashmere: out of memory for the line map of %" PRIu64 " pages", cm_cm.npages);
         return CM_ERR_NO_MEMORY;
     }
@@ -97,10 +107,12 @@ static cm_status_t cm_fl_init(void)
 
 static void cm_fl_fini(void)
 {
-    free(cm_fl.valid);
+    cm_mem_release(cm_fl.valid, cm_cm.npages * cm_fl.words * sizeof(uint64_t));
+    cm_mem_release(cm_fl.misses, cm_cm.npages);
     free(cm_fl.buf);
-    cm_fl.valid = NULL;
-    cm_fl.buf   = NULL;
+    cm_fl.valid  = NULL;
+    cm_fl.misses = NULL;
+    cm_fl.buf    = NULL;
 }
 
 static cm_status_t cm_fl_map(uint64_t p, int home, bool claimed_home, bool whole)
@@ -118,16 +130,41 @@ static cm_status_t cm_fl_map(uint64_t p, int home, bool claimed_home, bool whole
         return CM_OK;
     }
     cm_fl_set_all(p, false);
+    cm_fl.misses[p] = 0;
     return CM_OK;
 }
 
 static cm_status_t cm_fl_drop(uint64_t p)
 {
     cm_fl_set_all(p, false); /* the shadow is painted again by the caller */
+    cm_fl.misses[p] = 0;
     if (cm_cm.write->faults_on_write) {
         return cm_cm_protect(p, PROT_READ); /* the next store must be seen again */
     }
     return CM_OK;
+}
+
+/* Bytes of the home's copy arrive for app address addr: into our copy (network view) but for
+ * [keep_lo, keep_hi), stored here; the offload engine takes them into its twin at the same
+ * moment they appear in the page. */
+static inline void cm_fl_install(uintptr_t addr, const void *data, size_t len, uintptr_t keep_lo,
+                                 uintptr_t keep_hi)
+{
+    if (cm_cm.write->install != NULL) {
+        cm_cm.write->install(addr, data, len, keep_lo, keep_hi);
+    } else {
+        cm_cm_install_copy(addr, data, len, keep_lo, keep_hi);
+    }
+}
+
+static void cm_fl_get(uint64_t p, void *dst, const char *net, size_t len)
+{
+    cm_status_t status = cm_rma_get(cm_cm.rma, cm_cm.pte[p].home, dst, net, len);
+
+    if (status != CM_OK) {
+        cm_fatal(1, "line fill of %zu bytes from rank %u failed: %s", len, cm_cm.pte[p].home,
+                 cm_status_string(status));
+    }
 }
 
 /* Line i of page p (home elsewhere) from its home; [keep_lo, keep_hi) is ours. */
@@ -135,24 +172,47 @@ static void cm_fl_fill(uint64_t p, size_t i, uintptr_t keep_lo, uintptr_t keep_h
 {
     uintptr_t addr = (uintptr_t)cm_cm_app(p) + (i << cm_fl.lshift);
     char *net = cm_cm_net(p) + (i << cm_fl.lshift);
-    uint64_t *outer = cm_stats_phase_enter(&cm_cm.st.line_fill_ns);
-    cm_status_t status;
 
-    /* Into a buffer, then installed: the offload engine must take fetched bytes into its twin
-     * at the same moment they appear in the page. */
-    status = cm_rma_get(cm_cm.rma, cm_cm.pte[p].home, cm_fl.buf, net, cm_fl.line);
-    if (status != CM_OK) {
-        cm_fatal(1, "line fill of %zu bytes from rank %u failed: %s", cm_fl.line,
-                 cm_cm.pte[p].home, cm_status_string(status));
-    }
-    if (cm_cm.write->install != NULL) {
-        cm_cm.write->install(addr, cm_fl.buf, cm_fl.line, keep_lo, keep_hi);
+    if (cm_cm.write->install == NULL && (keep_hi <= addr || keep_lo >= addr + cm_fl.line)) {
+        cm_fl_get(p, net, net, cm_fl.line); /* nothing of ours in it: straight into our copy */
     } else {
-        cm_cm_install_copy(addr, cm_fl.buf, cm_fl.line, keep_lo, keep_hi);
+        cm_fl_get(p, cm_fl.buf, net, cm_fl.line);
+        cm_fl_install(addr, cm_fl.buf, cm_fl.line, keep_lo, keep_hi);
     }
     cm_fl_valid(p)[i / 64] |= 1ull << (i % 64);
     cm_cm.st.line_fills++;
-    cm_stats_phase_leave(outer);
+}
+
+/* Every missing line of page p (home elsewhere), each run of them in one get (usually all but
+ * the one or two lines filled before), installed as line fills would be. */
+static void cm_fl_fill_page(uint64_t p, uintptr_t keep_lo, uintptr_t keep_hi)
+{
+    uintptr_t base = (uintptr_t)cm_cm_app(p);
+    char *net = cm_cm_net(p);
+
+    for (size_t i = 0; i < cm_fl.lines;) {
+        size_t j = i;
+        if (cm_fl_is_valid(p, i)) {
+            i++;
+            continue;
+        }
+        while (j < cm_fl.lines && !cm_fl_is_valid(p, j)) {
+            j++;
+        }
+        {
+            uintptr_t lo = base + (i << cm_fl.lshift), hi = base + (j << cm_fl.lshift);
+            size_t len = hi - lo;
+            if (cm_cm.write->install == NULL && (keep_hi <= lo || keep_lo >= hi)) {
+                cm_fl_get(p, net + (lo - base), net + (lo - base), len);
+            } else {
+                cm_fl_get(p, cm_fl.buf, net + (lo - base), len);
+                cm_fl_install(lo, cm_fl.buf, len, keep_lo, keep_hi);
+            }
+        }
+        i = j;
+    }
+    cm_fl_set_all(p, true);
+    cm_cm.st.pages_fetched++;
 }
 
 static void cm_fl_access(uintptr_t addr, size_t len, bool store, bool wrote)
@@ -160,6 +220,21 @@ static void cm_fl_access(uintptr_t addr, size_t len, bool store, bool wrote)
     uintptr_t end = addr + len;
     uintptr_t keep_lo = wrote ? addr : 0, keep_hi = wrote ? end : 0;
 
+    /* The common case: a load within one valid line of a page homed elsewhere. Its shadow is
+     * armed all the same (the same shadow byte arms stores, which must be forwarded there), so
+     * every load of such a page calls out: nothing to do but let the write mechanism watch the
+     * line, as a page homed elsewhere always wants (armed). */
+    if (!store && ((addr ^ (end - 1)) >> cm_fl.lshift) == 0) {
+        uint64_t p = cm_cm_page(addr);
+        const cm_pte_t *pte = &cm_cm.pte[p];
+        if (pte->mapped && pte->home != cm_cm.me &&
+            cm_fl_is_valid(p, ((addr - (uintptr_t)cm_cm.app) & (cm_cm.ps - 1)) >> cm_fl.lshift)) {
+            if (cm_cm.write->loaded != NULL) {
+                cm_cm.write->loaded(addr, len);
+            }
+            return;
+        }
+    }
     for (uint64_t p = cm_cm_page(addr); p <= cm_cm_page(end - 1); p++) {
         uintptr_t base = (uintptr_t)cm_cm_app(p);
         uintptr_t lo = (addr > base) ? addr : base;
@@ -184,10 +259,33 @@ static void cm_fl_access(uintptr_t addr, size_t len, bool store, bool wrote)
             }
             continue; /* the master copy: every line valid, painted by the join */
         }
-        for (size_t i = (lo - base) >> cm_fl.lshift; i <= (hi - 1 - base) >> cm_fl.lshift; i++) {
-            if (!cm_fl_is_valid(p, i)) {
+        {
+            uint64_t *outer = NULL;
+            bool armed = false, filled = false;
+            for (size_t i = (lo - base) >> cm_fl.lshift; i <= (hi - 1 - base) >> cm_fl.lshift;
+                 i++) {
+                if (cm_fl_is_valid(p, i)) {
+                    continue;
+                }
+                if (!filled) {
+                    outer  = cm_stats_phase_enter(&cm_cm.st.line_fill_ns);
+                    armed  = cm_cm.write->armed(p);
+                    filled = true;
+                }
+                if (cm_fl.misses[p] < UINT8_MAX) {
+                    cm_fl.misses[p]++;
+                }
+                if (cm_fl.page_fill != 0 && cm_fl.misses[p] >= cm_fl.page_fill) {
+                    /* Swept line by line from nothing valid: the rest comes at once. */
+                    cm_fl_fill_page(p, keep_lo, keep_hi);
+                    cm_shadow_repaint(p);
+                    break;
+                }
                 cm_fl_fill(p, i, keep_lo, keep_hi);
-                cm_shadow_set_range(base + (i << cm_fl.lshift), cm_fl.line, cm_cm.write->armed(p));
+                cm_shadow_set_range(base + (i << cm_fl.lshift), cm_fl.line, armed);
+            }
+            if (filled) {
+                cm_stats_phase_leave(outer);
             }
         }
         if (watch) {

@@ -67,6 +67,7 @@ static cm_status_t cm_fm_map(uint64_t p, int home, bool claimed_home, bool whole
     (void)whole; /* the whole page, always */
     (void)claimed_home; /* copied into our memory while the entry was held: mapped like any */
     CM_CHECK(cm_rma_alias(cm_cm.rma, home, cm_cm_net(p), cm_cm_app(p), cm_cm.ps));
+    cm_cm.pte[p].prot = CM_PTE_PROT_UNKNOWN; /* a new mapping: whatever it allows, set it */
     cm_cm.st.pages_mapped++;
     return CM_OK;
 }

@@ -14,10 +14,11 @@
  * changed in it beyond what was already forwarded.
  *
  * The hooks also mark written pages dirty (the paper's dirty bit), which a
- * release turns into the write transition (delayed write notices). A page
- * homed here whose transition is done or pending is disarmed: nothing is owed
- * for its later stores. CM_CHECK_STORES adds a check that no store escaped
- * the hooks (cm_store_check.c).
+ * release turns into the write transition (delayed write notices). Pages
+ * homed here are never armed: nothing is forwarded, and their first store is
+ * found by a write fault (they are mapped read-only until then), which no
+ * compiler folding can hide. CM_CHECK_STORES adds a check that no store
+ * escaped the hooks (cm_store_check.c).
  */
 #include "config.h"
 #include "src/cashmere/cm_cm_int.h"
@@ -45,14 +46,15 @@ static struct {
     size_t           unmapped_len;  /* once the fault maps it (cm_wh_joining) */
 } cm_wh;
 
-/* Must stores to page p reach the hook? Not when it is mapped, homed here (nothing to forward)
- * and its write transition is done or pending (a later store adds nothing); always under
- * CM_CHECK_STORES. */
+/* Must stores to page p reach the hook? Not when it is mapped and homed here: nothing is
+ * forwarded, and the first store, which makes it dirty, is found by a write fault instead
+ * (cm_wh_joining maps it read-only until then). An armed shadow byte arms the loads of the
+ * same bytes too: arming home pages until written made every load of a page read here call
+ * out under the NS variants (LU, 12x CHSM). Always armed under CM_CHECK_STORES. */
 static bool cm_wh_armed(uint64_t p)
 {
     const cm_pte_t *pte = &cm_cm.pte[p];
-    return cm_cm.check || !pte->mapped || pte->home != cm_cm.me ||
-           !(pte->flags & (CM_PTE_DIRTY | CM_PTE_PROCESSED));
+    return cm_cm.check || !pte->mapped || pte->home != cm_cm.me;
 }
 
 /* ---- doubling: stores forwarded to the home ------------------------------ */
@@ -224,9 +226,13 @@ static void cm_wh_unreported(uintptr_t addr, size_t len)
 
 static void cm_wh_loaded(uintptr_t addr, size_t len)
 {
-    if (cm_wh.loads) {
-        cm_watch_lines(&cm_wh.watch, addr, len);
+    if (!cm_wh.loads) {
+        return;
     }
+    if (((addr ^ (addr + len - 1)) >> CM_WATCH_SHIFT) == 0 && cm_watch_is(&cm_wh.watch, addr)) {
+        return; /* watched already: the usual case of a load on a page homed elsewhere */
+    }
+    cm_watch_lines(&cm_wh.watch, addr, len);
 }
 
 /* Forwards everything buffered or pending (release, acquire, finalize), then what changed in
@@ -290,6 +296,14 @@ static int cm_wh_joining(uint64_t p, int home, bool write)
         cm_wh.unmapped_len = 0;
     }
     if (!cm_cm.check) {
+        /* Homed here: read-only until its first store (unless that store already announced
+         * itself), which faults and makes the page dirty. */
+        if (home == cm_cm.me && !write && !(pte->flags & (CM_PTE_DIRTY | CM_PTE_PROCESSED))) {
+            return PROT_READ;
+        }
+        if (home == cm_cm.me && write) {
+            cm_cm_mark_dirty(p);
+        }
         return PROT_READ | PROT_WRITE;
     }
     announced = (pte->flags & CM_PTE_DIRTY) != 0;
@@ -302,9 +316,15 @@ static int cm_wh_joining(uint64_t p, int home, bool write)
     return (announced || write) ? PROT_READ | PROT_WRITE : PROT_READ;
 }
 
-/* Only under the check are mapped pages read-only: a store no hook announced. */
+/* Mapped pages are read-only homed here until their first store, and under the check: a store
+ * no hook announced. */
 static cm_status_t cm_wh_write_fault(uint64_t p)
 {
+    if (!cm_cm.check && cm_cm.pte[p].home == cm_cm.me) {
+        /* A page homed here takes its first store: dirty (delayed write notice), writable. */
+        cm_cm_mark_dirty(p);
+        return cm_cm_protect(p, PROT_READ | PROT_WRITE);
+    }
     if (!cm_cm.check || (cm_cm.pte[p].flags & CM_PTE_OPEN)) {
         cm_error("unexpected write fault: page %" PRIu64 " is mapped read-write", p);
         return CM_ERR_INVALID;

@@ -62,6 +62,10 @@
     _(line_size, LINE_SIZE, SIZE, "64", NULL, "protocol", \
       "NS* (software line fills): the bytes a load or store miss fetches from the page's home in " \
       "one get; a power of two from 8 to the page size.") \
+    _(line_page_fill, LINE_PAGE_FILL, UINT, "2", "0..65536", "protocol", \
+      "NS*: on a page none of whose lines was valid, the miss that makes this many brings the " \
+      "page's other missing lines with it, in one get (a page swept line by line costs one " \
+      "transfer, not one per line); 0: lines only, as the paper's NS systems.") \
     _(offload_pause, OFFLOAD_PAUSE, TIME, "20us", NULL, "protocol", \
       "CHH* and NSH* (writes forwarded by the offload thread): the pause between the thread's " \
       "passes over the pages written here. Shorter: stores reach homes sooner, at more CPU time " \

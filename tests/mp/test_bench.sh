@@ -75,15 +75,17 @@ done
 
 for v in NSSN NSHN; do
     runs_here $v || continue
-    note "$v: software line fills, a line miss next to a get of a line"
-    expect_ok env CM_VARIANT=$v "$CMRUN" -n 2 "$CM_BENCH" --batches 1
+    note "$v: software line fills, a line miss next to a get of a line (lines only), the rest of a page after a second miss next to a get of a page (the default)"
+    expect_ok env CM_VARIANT=$v CM_LINE_PAGE_FILL=0 "$CMRUN" -n 2 "$CM_BENCH" --batches 1
     expect_out "^line miss, remote home, read +64 B +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +get of a line"
+    expect_ok env CM_VARIANT=$v "$CMRUN" -n 2 "$CM_BENCH" --batches 1
+    expect_out "^second line miss: the rest of the page \(CM_LINE_PAGE_FILL=2\) +4 KiB +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +get of a page"
     expect_out "^page join \+ line fill, remote home +64 B +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +compare-and-swap \+ get"
     expect_out "^page join \+ line fill, remote home, frame cold +64 B +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +compare-and-swap \+ mprotect \+ get"
     printf '%s\n' "$out" | grep -q "^page fault, remote home" && fail "$v: a page-fault row under line fills"
     [ $v = NSSN ] || expect_out "^store seen at the home, round trip \(offload writes\) +8 B"
 done
-expect_ok env CM_VARIANT=NSSN CM_LINE_SIZE=256 "$CMRUN" -n 2 "$CM_BENCH" --batches 1
+expect_ok env CM_VARIANT=NSSN CM_LINE_SIZE=256 CM_LINE_PAGE_FILL=0 "$CMRUN" -n 2 "$CM_BENCH" --batches 1
 expect_out "^line miss, remote home, read +256 B +[0-9.]+ us +[0-9.]+ us"
 
 note "TreadMarks: the thesis's basic costs next to the message round trip"
