@@ -22,6 +22,9 @@
  *   churn      words rewritten many times between two barriers, their top byte flipping
  *              back and forth, while an offload thread (CH*H, NSH*) forwards them: the
  *              home must end with the last value whole (LU lost sign bytes)
+ *   bytes      writers to disjoint bytes of the same words: bytes interleaved, and an image
+ *              of 91-byte rows in 4-byte-wide blocks dealt round-robin (VOLREND): a diff or
+ *              a forward must carry only the bytes its writer changed
  *   all        every test above
  *
  *   mp_litmus TEST [--iters N] [--seed S]
@@ -171,6 +174,40 @@ static void test_falseshare(void)
     }
     if (me == 0) {
         printf("litmus falseshare: %zu words by %d writers OK\n", words, np);
+    }
+}
+
+/* Disjoint writers of the bytes of one word (no data race at the granularity the program
+ * writes): byte i of the first pages belongs to rank i % np; in the image after them a row is
+ * 91 bytes and block column c (4 bytes wide, so blocks straddle words) belongs to rank c % np.
+ * Every round changes every byte, so a diff holding a whole word would write back a
+ * neighbour's stale byte. */
+static void test_bytes(void)
+{
+    const size_t nb = 2 * 4096 + 40, width = 91, rows = 48, n = nb + width * rows;
+    unsigned char *b = cm_malloc(n);
+
+    cm_barrier();
+    for (int k = 1; k <= iters / 5 + 2; k++) {
+        for (size_t i = 0; i < n; i++) {
+            size_t owner = i < nb ? i % (size_t)np : ((i - nb) % width / 4) % (size_t)np;
+            if (owner == (size_t)me) {
+                b[i] = (unsigned char)(k * 31 + i * 7);
+            }
+            if (i % 509 == 0) {
+                jitter();
+            }
+        }
+        cm_barrier();
+        for (size_t i = 0; i < n; i++) {
+            size_t owner = i < nb ? i % (size_t)np : ((i - nb) % width / 4) % (size_t)np;
+            MP_CHECK(b[i] == (unsigned char)(k * 31 + i * 7), "round %d: byte %zu = %u, not %u (writer %zu)",
+                     k, i, b[i], (unsigned char)(k * 31 + i * 7), owner);
+        }
+        cm_barrier();
+    }
+    if (me == 0) {
+        printf("litmus bytes: %zu bytes by %d writers OK\n", n, np);
     }
 }
 
@@ -505,6 +542,9 @@ int main(int argc, char **argv)
     }
     if (all || strcmp(test, "churn") == 0) {
         test_churn();
+    }
+    if (all || strcmp(test, "bytes") == 0) {
+        test_bytes();
     }
     if (me == 0) {
         printf("litmus %s: OK\n", test);

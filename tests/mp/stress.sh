@@ -14,7 +14,7 @@
 
 set -u
 
-ALL_CASES="msgpass counter barrier falseshare weak migrate memops wordlocks refill restore churn"
+ALL_CASES="msgpass counter barrier falseshare weak migrate memops wordlocks refill restore churn bytes"
 
 usage() {
     cat <<EOF

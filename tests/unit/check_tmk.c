@@ -38,8 +38,9 @@ START_TEST(test_diff_runs)
     memset(page + 4 * 20, 3, 4 * 5); /* words 20..24 */
     page[PS - 1] = 4;               /* last word */
     len = cm_tmk_diff_encode(page, twin, PS, diff);
-    /* four runs: 1 + 1 + 5 + 1 words, a 4-byte header each */
-    ck_assert_uint_eq(len, 4 * 4 + 8 * 4);
+    /* four runs: 1 + 1 + 5 + 1 words, a 4-byte header each; the three words changed in one
+     * byte carry a mask byte each, the five changed whole none */
+    ck_assert_uint_eq(len, 4 * 4 + 8 * 4 + 3);
     memset(copy, 0, PS);
     ck_assert_int_eq(cm_tmk_diff_apply(copy, PS, diff, len), CM_OK);
     ck_assert_mem_eq(copy, page, PS);
@@ -55,7 +56,7 @@ START_TEST(test_diff_worst_case_bound)
         page[4 * w] = 1; /* every other word: the most runs */
     }
     len = cm_tmk_diff_encode(page, twin, PS, diff);
-    ck_assert_uint_eq(len, (PS / 8) * 8);
+    ck_assert_uint_eq(len, (PS / 8) * 9); /* header, word, mask byte */
     ck_assert_uint_le(len, cm_tmk_diff_max(PS));
     memset(page, 0xff, PS);
     len = cm_tmk_diff_encode(page, twin, PS, diff);
@@ -64,7 +65,7 @@ START_TEST(test_diff_worst_case_bound)
 }
 END_TEST
 
-/* Random pages: diff(page, twin) applied to twin gives page, and never touches unchanged words. */
+/* Random pages: diff(page, twin) applied to twin gives page, and never touches unchanged bytes. */
 START_TEST(test_diff_random)
 {
     unsigned seed = 12345;
@@ -85,19 +86,13 @@ START_TEST(test_diff_random)
         len = cm_tmk_diff_encode(page, twin, PS, diff);
         ck_assert_uint_le(len, cm_tmk_diff_max(PS));
         ck_assert_int_eq(cm_tmk_diff_check(PS, diff, len), CM_OK);
-        /* applied to a page whose unchanged words hold something else: only changed words land */
+        /* applied to a page whose unchanged bytes hold something else: only changed bytes land */
         for (size_t i = 0; i < PS; i++) {
             copy[i] = (unsigned char)~twin[i];
         }
         ck_assert_int_eq(cm_tmk_diff_apply(copy, PS, diff, len), CM_OK);
-        for (size_t w = 0; w < PS / 4; w++) {
-            if (memcmp(page + 4 * w, twin + 4 * w, 4) != 0) {
-                bad += memcmp(copy + 4 * w, page + 4 * w, 4) != 0;
-            } else {
-                for (int b = 0; b < 4; b++) {
-                    bad += copy[4 * w + b] != (unsigned char)~twin[4 * w + b];
-                }
-            }
+        for (size_t i = 0; i < PS; i++) {
+            bad += copy[i] != (page[i] != twin[i] ? page[i] : (unsigned char)~twin[i]);
         }
         ck_assert_msg(bad == 0, "round %d: %d wrong bytes", round, bad);
     }
@@ -137,6 +132,41 @@ START_TEST(test_diff_false_sharing_merge)
 }
 END_TEST
 
+/* Two writers of disjoint bytes of the same words (VOLREND's image blocks straddle words): both
+ * diffs merge, in either order. */
+START_TEST(test_diff_subword_merge)
+{
+    static unsigned char a[PS], b[PS], da[2 * PS], db[2 * PS], m1[PS], m2[PS], want[PS];
+    unsigned seed = 7;
+    size_t la, lb;
+    for (size_t i = 0; i < PS; i++) {
+        twin[i] = (unsigned char)rand_r(&seed);
+    }
+    memcpy(a, twin, PS);
+    memcpy(b, twin, PS);
+    memcpy(want, twin, PS);
+    for (size_t i = 0; i < PS; i++) {
+        /* blocks of 1, 2 and 3 bytes, alternating writers, straddling word boundaries */
+        unsigned char *dst = ((i / (1 + i % 3)) % 2) ? a : b;
+        unsigned char v = (unsigned char)(twin[i] + 1 + i % 251);
+        dst[i] = v;
+        want[i] = v;
+    }
+    la = cm_tmk_diff_encode(a, twin, PS, da);
+    lb = cm_tmk_diff_encode(b, twin, PS, db);
+    ck_assert_uint_le(la, cm_tmk_diff_max(PS));
+    ck_assert_uint_le(lb, cm_tmk_diff_max(PS));
+    memcpy(m1, twin, PS);
+    memcpy(m2, twin, PS);
+    ck_assert_int_eq(cm_tmk_diff_apply(m1, PS, da, la), CM_OK);
+    ck_assert_int_eq(cm_tmk_diff_apply(m1, PS, db, lb), CM_OK);
+    ck_assert_int_eq(cm_tmk_diff_apply(m2, PS, db, lb), CM_OK);
+    ck_assert_int_eq(cm_tmk_diff_apply(m2, PS, da, la), CM_OK);
+    ck_assert_mem_eq(m1, want, PS);
+    ck_assert_mem_eq(m2, want, PS);
+}
+END_TEST
+
 START_TEST(test_diff_malformed)
 {
     unsigned char bad[16] = {0};
@@ -159,6 +189,10 @@ START_TEST(test_diff_malformed)
     h[1] = 3;
     memcpy(bad, h, 4);
     ck_assert_int_eq(cm_tmk_diff_apply(copy, PS, bad, 12), CM_ERR_INVALID);
+    /* a masked run without its mask byte */
+    h[1] = 1 | CM_TMK_RUN_MASKED;
+    memcpy(bad, h, 4);
+    ck_assert_int_eq(cm_tmk_diff_apply(copy, PS, bad, 8), CM_ERR_INVALID);
     ck_assert_mem_eq(copy, twin, PS); /* nothing applied */
 }
 END_TEST
@@ -306,6 +340,7 @@ int main(void)
     tcase_add_test(d, test_diff_worst_case_bound);
     tcase_add_test(d, test_diff_random);
     tcase_add_test(d, test_diff_false_sharing_merge);
+    tcase_add_test(d, test_diff_subword_merge);
     tcase_add_test(d, test_diff_malformed);
     tcase_add_test(i, test_vt_order);
     tcase_add_test(i, test_store);
