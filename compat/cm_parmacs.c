@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -34,6 +35,7 @@ typedef enum { PM_NONE, PM_INIT, PM_WORKERS, PM_ENDED } pm_phase_t;
 
 typedef struct {
     volatile uint64_t next_lock;   /* ids handed out after CREATE */
+    volatile uint64_t rh_digest;   /* process 0's replica heap at CREATE (cm_rh_digest) */
 } pm_shared_t;
 
 static struct {
@@ -105,6 +107,21 @@ static void pm_unmute(void)
     pm.muted = false;
 }
 
+/* stdout's buffer, if it has none yet, from libc now: glibc sizes it by the stream's file at
+ * the first output (1 KiB for a terminal, 4 KiB for a pipe or /dev/null), so process 0 (its
+ * terminal) and a muted process (/dev/null) would take different replica-heap blocks at their
+ * first printf and every later malloc pointer of the initialization would differ (said at
+ * CREATE; p_input under mpirun's pseudo-terminals). Before the replica heap starts, in every
+ * process alike; the mode stays glibc's. */
+static void pm_stdout_buffer(void)
+{
+    static char buf[BUFSIZ];
+
+    if (__fbufsize(stdout) == 0) { /* no buffer yet (an unbuffered stream has its 1 byte) */
+        setvbuf(stdout, buf, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, sizeof(buf));
+    }
+}
+
 static void pm_atexit(void)
 {
     /* Process 0 leaving main without MAIN_END (exit from the program): finish the job properly. */
@@ -118,6 +135,7 @@ static void pm_atexit(void)
 
 void cm_parmacs_preinit(void)
 {
+    pm_stdout_buffer();
     cm_rh_activate();
     /* Output before MAIN_INITENV (WATER echoes its input) is process 0's alone, as after it:
      * the others' stdout goes quiet from before main until CREATE. */
@@ -170,15 +188,26 @@ void cm_parmacs_create(void (*fn)(void), long nprocs)
                  "with cmrun -n %ld", nprocs, cm_nprocs(), cm_nprocs(), nprocs);
     }
     if (pm.phase == PM_INIT) {
+        uint64_t digest;
+
         cm_rh_deactivate(); /* replication ends: the processes' private heaps go separate ways */
+        digest = cm_rh_digest();
         if (pm.muted) {
             pm_unmute();
         }
         if (cm_rank() == 0) {
             /* ids after CREATE continue the deterministic ones */
             cm_compat_store(&pm.sh->next_lock, pm.next_lock);
+            cm_compat_store(&pm.sh->rh_digest, digest);
         }
         cm_barrier(); /* ends initialization: no worker starts before every process got here */
+        if (cm_rank() != 0 && cm_compat_load(&pm.sh->rh_digest) != digest) {
+            /* Said, not fatal: a program may allocate differently per process and share none of
+             * it; but a malloc pointer process 0 stored in shared memory is wrong here. */
+            cm_warn("PARMACS: this process's malloc calls before CREATE placed blocks other than "
+                    "process 0's: a pointer to malloc'ed memory that process 0 stored in shared "
+                    "memory points elsewhere here (an allocation that depends on the rank?)");
+        }
         pm.phase        = PM_WORKERS;
         pm.create_style = nprocs;
         if (cm_rank() != 0) {

@@ -68,6 +68,7 @@ static struct {
     char           *committed;  /* end of the read-write part */
     cm_rh_free_t   *small[CM_RH_SMALL / CM_RH_GRAIN + 1];
     cm_rh_free_t   *large;      /* first fit, in the order blocks were freed */
+    uint64_t       digest;      /* of every allocation and free, in order (cm_rh_digest) */
     pthread_mutex_t lock;
 } cm_rh = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -115,6 +116,24 @@ void cm_rh_deactivate(void)
 static inline bool cm_rh_take(void)
 {
     return __builtin_expect(cm_rh.active, 0) && cm_rh_mine && cm_rh_depth == 0;
+}
+
+/* One more event in the digest: the block's place and size, whether it came or went. */
+static inline void cm_rh_mix(const void *p, size_t size, bool freed)
+{
+    uint64_t x = ((uint64_t)((uintptr_t)p - CM_RH_BASE) << 1 | freed) ^ ((uint64_t)size << 44);
+
+    cm_rh.digest = (cm_rh.digest ^ x) * 0x100000001b3ul; /* FNV-1a's prime */
+}
+
+uint64_t cm_rh_digest(void)
+{
+    uint64_t d;
+
+    pthread_mutex_lock(&cm_rh.lock);
+    d = cm_rh.digest;
+    pthread_mutex_unlock(&cm_rh.lock);
+    return d;
 }
 
 static inline cm_rh_hdr_t *cm_rh_hdr(void *p)
@@ -206,6 +225,9 @@ static void *cm_rh_alloc(size_t n, size_t align)
     if (p == NULL) {
         p = cm_rh_bump(size, align < CM_RH_GRAIN ? CM_RH_GRAIN : align);
     }
+    if (p != NULL) {
+        cm_rh_mix(p, size, false);
+    }
     pthread_mutex_unlock(&cm_rh.lock);
     return p;
 }
@@ -216,6 +238,7 @@ static void cm_rh_free(void *p)
     cm_rh_free_t *f = p;
 
     pthread_mutex_lock(&cm_rh.lock);
+    cm_rh_mix(p, h->size, true);
     if (h->size <= CM_RH_SMALL) {
         f->next = cm_rh.small[h->size / CM_RH_GRAIN];
         cm_rh.small[h->size / CM_RH_GRAIN] = f;

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Depth of runtime calls on this thread (0: the application is running). */
 extern __thread int cm_rh_depth __attribute__((tls_model("initial-exec")));
@@ -32,6 +33,9 @@ void cm_rh_activate(void);
 /* Back to libc for new allocations; blocks already handed out stay valid. */
 void cm_rh_deactivate(void);
 bool cm_rh_active(void);
+/* A digest of the replica heap's history (every block's place and size, handed out or freed, in
+ * order): equal in two processes when their programs allocated alike. */
+uint64_t cm_rh_digest(void);
 /* Whether ptr is a replica-heap block (for tests). */
 bool cm_rh_owns(const void *ptr);
 

@@ -27,6 +27,7 @@
 #include "src/cashmere/cm_cm_int.h"
 #include "src/cm_hooks_api.h"
 #include "src/cm_protocol.h"
+#include "src/cm_replica_heap.h"
 #include "src/cm_runtime.h"
 #include "src/cm_shadow.h"
 #include "src/util/cm_mem.h"
@@ -180,9 +181,15 @@ static inline void cm_cm_access_write(uintptr_t addr, size_t len, bool wrote)
     }
 }
 
+/* The program's own checks enter the runtime here, on its thread: what the fill or the write
+ * mechanism allocates (a directory join or a line get may make UCX allocate) must stay with
+ * libc, not take replica-heap blocks that only process 0 would then have taken before CREATE
+ * (the workers' malloc pointers came out shifted: p_ptrs read zeros, now and then, under NSHM). */
 static void cm_cm_access_store(uintptr_t addr, size_t len)
 {
+    CM_RT_ENTER();
     cm_cm_access_write(addr, len, false);
+    CM_RT_LEAVE();
 }
 
 /* cm_hook_store's reports. */
@@ -193,7 +200,9 @@ static void cm_cm_access_wrote(uintptr_t addr, size_t len)
 
 static void cm_cm_access_load(uintptr_t addr, size_t len)
 {
+    CM_RT_ENTER();
     cm_cm.fill->access(addr, len, false, false);
+    CM_RT_LEAVE();
 }
 
 /* ---- invalidation ------------------------------------------------------------- */

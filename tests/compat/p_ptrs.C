@@ -8,6 +8,10 @@
  * and malloc's pointers differ unless the program's heap replays alike.
  *
  *   cmrun -n P p_ptrs P
+ *
+ * P_PTRS_SKEW=1: processes other than rank 0 (PMIX_RANK) malloc one block more
+ * before the table, as a rank-dependent allocation would: the runtime must say
+ * so at CREATE.
  */
 MAIN_ENV
 
@@ -35,6 +39,7 @@ struct global {
 struct global *Global;
 long P;
 long weights[NENT];
+void *volatile skew;
 
 static long op_add(long a, long b) { return a + b; }
 static long op_mul(long a, long b) { return a * b % 1000003; }
@@ -67,6 +72,9 @@ int main(int argc, char **argv)
     }
     MAIN_INITENV(,64000000)
     Global = (struct global *) G_MALLOC(sizeof(struct global));
+    if (getenv("P_PTRS_SKEW") != NULL && getenv("PMIX_RANK") != NULL && atoi(getenv("PMIX_RANK")) != 0) {
+        skew = malloc(64); /* kept: the rest of the heap shifts */
+    }
     for (long k = 0; k < NENT; k++) {
         struct entry *e = &Global->table[k];
         long *priv = (long *) malloc(4 * sizeof(long) + (size_t)k * 24); /* sizes vary */

@@ -24,6 +24,8 @@
 #            (12.9 GB), a corner used, with no size setting; each process's peak
 #            resident memory stays a fraction of what metadata for the whole
 #            region once took (CM_STATS peak_rss_bytes), also with a 1 TiB region
+# Every run: no process's malloc calls before CREATE placed blocks other than process 0's
+# (P_PTRS_SKEW=1 makes them, and the runtime must say so).
 # also with CM_CHECK_STORES=yes (every libc and kernel write reaches the hooks: the check finds
 # no store they missed); then at 3 processes over TCP; and with address-space randomization left on, the pointer
 # table must fail.
@@ -38,8 +40,17 @@ echo "matrix 512 4096 0.5 2611" > "$input"   # 16 MiB of shared data
 # same_as REF: $out, less the runtime's own messages and timing lines, must equal REF (less
 # its timing lines).
 untimed() { grep -v '^cashmere\[' | grep -viE 'time|clock'; }
+# Every process's malloc calls before CREATE must place blocks as process 0's did (the runtime
+# compares digests at CREATE): under NSHM the runtime's own allocations in process 0's load and
+# store checks once took replica-heap blocks, now and then, and p_ptrs read zeros.
+heap_alike() {
+    if printf '%s\n' "$out" | grep -q 'placed blocks other than process 0'; then
+        fail "a process's replica heap diverged from process 0's before CREATE"
+    fi
+}
 same_as() {
     local got want
+    heap_alike
     got=$(printf '%s\n' "$out" | untimed)
     want=$(printf '%s\n' "$1" | untimed)
     if [ "$got" != "$want" ]; then
@@ -52,6 +63,7 @@ same_as() {
 # arrives in a block per process, not interleaved with the others' lines (the README).
 same_sorted() {
     local got want
+    heap_alike
     got=$(printf '%s\n' "$out" | untimed | sort)
     want=$(printf '%s\n' "$1" | untimed | sort)
     if [ "$got" != "$want" ]; then
@@ -104,6 +116,12 @@ for np in 1 2 4; do
         same_as "$ref_reads"
     done
 done
+
+# A rank-dependent allocation before CREATE is said, by every process it shifted.
+note "p_ptrs with P_PTRS_SKEW=1 (processes other than 0 malloc one block more)"
+expect_ok env P_PTRS_SKEW=1 CM_PROTOCOL=cashmere CM_VARIANT=CHSM "$CMRUN" -n 3 "$C/p_ptrs" 3
+[ "$(count_out 'placed blocks other than process 0')" = 2 ] ||
+    fail "expected the replica heap warning from processes 1 and 2, got $(count_out 'placed blocks other than process 0')"
 
 # Over TCP (RMA emulated in the target), 3 processes: the same outputs.
 use_tcp
