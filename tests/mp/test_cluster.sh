@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Every protocol across two hosts (tests/cluster.sh: each host its own network, hostname, IPC
+# and /dev/shm, a veth link between them), launched by mpirun through an rsh agent, with UCX
+# choosing its transports: shared memory inside a host, TCP across.
+#   - the ranks run on both hosts and one job mixes the transports (statistics: transports);
+#   - every litmus case under every variant of the table whose fabric is "any" (C and NS), with
+#     both directory forms, and TreadMarks with fault and scan write detection, at 2 hosts x 1
+#     and 2 hosts x 2 processes;
+#   - the variants that map peers' memory (NH) are refused in one line naming the peers on the
+#     other host, within seconds;
+#   - the nine apps at test size verify at 2 hosts x 2 under every setting that runs.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/cluster.sh"
+cluster_up
+export CM_APPS_DIR="$top_builddir/apps"
+stats="$cluster_dir/stats.json"
+
+note "where the ranks run, and over what"
+cluster_run 2,2 CM_STATS="$stats" "$MP/mp_init" info
+[ "$(printf '%s\n' "$out" | grep -o 'netns=net:\[[0-9]*\]' | sort -u | wc -l)" -eq 2 ] ||
+    fail "the ranks did not run on two hosts"
+grep -q '"transports": "[^"]*tcp/cmveth' "$stats" || fail "no rank reached another over tcp/cmveth"
+grep -Eq '"transports": "[^"]*(posix|sysv)/memory' "$stats" || fail "no rank used shared memory inside its host"
+grep -q '"nodes": 2' "$stats" || fail "the statistics do not count two nodes"
+
+settings=("CM_PROTOCOL=treadmarks" "CM_PROTOCOL=treadmarks CM_TMK_WRITE_DETECT=scan")
+mapped=()
+while read -r v avail rest; do
+    case "$rest" in
+        *fabric=map*) mapped+=("$v") ;;
+        *fabric=any*) for dir in cas mcs; do
+                          settings+=("CM_PROTOCOL=cashmere CM_VARIANT=$v CM_DIRECTORY=$dir")
+                      done ;;
+        *) fail "cm_info --variants: no fabric for $v" ;;
+    esac
+done < <("$CM_INFO" --variants)
+[ ${#mapped[@]} -gt 0 ] || fail "cm_info --variants lists no variant that maps peers' memory"
+
+for layout in 1,1 2,2; do
+    for setting in "${settings[@]}"; do
+        note "litmus, hosts x processes ${layout/,/ + }, $setting"
+        cluster_run $layout $setting "$MP/mp_litmus" all --iters 20 --seed 7
+        expect_out "^litmus all: OK$"
+    done
+done
+
+for v in "${mapped[@]}"; do
+    note "$v across hosts: refused, naming the peers on the other host"
+    start=$(date +%s)
+    cluster_fail 2,2 CM_PROTOCOL=cashmere CM_VARIANT=$v "$MP/mp_litmus" mp --iters 5
+    [ $(($(date +%s) - start)) -lt 30 ] || fail "the refusal took $(($(date +%s) - start)) s"
+    expect_out "CM_VARIANT=$v maps each page onto its home's memory, but 2 peers of rank 0 are not mapped here: ranks 2 \\(tcp/cmveth\\), 3 \\(tcp/cmveth\\)"
+    [ "$(count_out 'error: CM_VARIANT=')" = 1 ] || fail "the refusal came $(count_out 'error: CM_VARIANT=') times"
+done
+
+for app in sor sor_l gauss fft mgrid em3d water mp3d appbt; do
+    for setting in "${settings[@]}"; do
+        case "$setting" in *CM_DIRECTORY=mcs) continue ;; esac # one directory form per app run
+        note "$app at test size, 2 hosts x 2, $setting"
+        cluster_run 2,2 $setting $app --size test
+        expect_out "^VERIFY OK$"
+    done
+done
+echo "PASS"
