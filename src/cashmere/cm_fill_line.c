@@ -144,19 +144,6 @@ static cm_status_t cm_fl_drop(uint64_t p)
     return CM_OK;
 }
 
-/* Bytes of the home's copy arrive for app address addr: into our copy (network view) but for
- * [keep_lo, keep_hi), stored here; the offload engine takes them into its twin at the same
- * moment they appear in the page. */
-static inline void cm_fl_install(uintptr_t addr, const void *data, size_t len, uintptr_t keep_lo,
-                                 uintptr_t keep_hi)
-{
-    if (cm_cm.write->install != NULL) {
-        cm_cm.write->install(addr, data, len, keep_lo, keep_hi);
-    } else {
-        cm_cm_install_copy(addr, data, len, keep_lo, keep_hi);
-    }
-}
-
 static void cm_fl_get(uint64_t p, void *dst, const char *net, size_t len)
 {
     cm_status_t status = cm_rma_get(cm_cm.rma, cm_cm.pte[p].home, dst, net, len);
@@ -167,18 +154,30 @@ static void cm_fl_get(uint64_t p, void *dst, const char *net, size_t len)
     }
 }
 
+/* [addr, addr + len) of page p (home elsewhere) from its home, into our copy (network view) but
+ * for [keep_lo, keep_hi), stored here. Straight into our copy where nothing of ours is in the
+ * range; else through a buffer, installed: the offload engine takes the bytes into its twin at
+ * the same moment they appear in the page. */
+static void cm_fl_fetch(uint64_t p, uintptr_t addr, size_t len, uintptr_t keep_lo, uintptr_t keep_hi)
+{
+    char *net = cm_cm_net(p) + (addr - (uintptr_t)cm_cm_app(p));
+
+    if (cm_cm.write->install == NULL && (keep_hi <= addr || keep_lo >= addr + len)) {
+        cm_fl_get(p, net, net, len);
+        return;
+    }
+    cm_fl_get(p, cm_fl.buf, net, len);
+    if (cm_cm.write->install != NULL) {
+        cm_cm.write->install(addr, cm_fl.buf, len, keep_lo, keep_hi);
+    } else {
+        cm_cm_install_copy(addr, cm_fl.buf, len, keep_lo, keep_hi);
+    }
+}
+
 /* Line i of page p (home elsewhere) from its home; [keep_lo, keep_hi) is ours. */
 static void cm_fl_fill(uint64_t p, size_t i, uintptr_t keep_lo, uintptr_t keep_hi)
 {
-    uintptr_t addr = (uintptr_t)cm_cm_app(p) + (i << cm_fl.lshift);
-    char *net = cm_cm_net(p) + (i << cm_fl.lshift);
-
-    if (cm_cm.write->install == NULL && (keep_hi <= addr || keep_lo >= addr + cm_fl.line)) {
-        cm_fl_get(p, net, net, cm_fl.line); /* nothing of ours in it: straight into our copy */
-    } else {
-        cm_fl_get(p, cm_fl.buf, net, cm_fl.line);
-        cm_fl_install(addr, cm_fl.buf, cm_fl.line, keep_lo, keep_hi);
-    }
+    cm_fl_fetch(p, (uintptr_t)cm_cm_app(p) + (i << cm_fl.lshift), cm_fl.line, keep_lo, keep_hi);
     cm_fl_valid(p)[i / 64] |= 1ull << (i % 64);
     cm_cm.st.line_fills++;
 }
@@ -188,7 +187,6 @@ static void cm_fl_fill(uint64_t p, size_t i, uintptr_t keep_lo, uintptr_t keep_h
 static void cm_fl_fill_page(uint64_t p, uintptr_t keep_lo, uintptr_t keep_hi)
 {
     uintptr_t base = (uintptr_t)cm_cm_app(p);
-    char *net = cm_cm_net(p);
 
     for (size_t i = 0; i < cm_fl.lines;) {
         size_t j = i;
@@ -199,16 +197,7 @@ static void cm_fl_fill_page(uint64_t p, uintptr_t keep_lo, uintptr_t keep_hi)
         while (j < cm_fl.lines && !cm_fl_is_valid(p, j)) {
             j++;
         }
-        {
-            uintptr_t lo = base + (i << cm_fl.lshift), hi = base + (j << cm_fl.lshift);
-            size_t len = hi - lo;
-            if (cm_cm.write->install == NULL && (keep_hi <= lo || keep_lo >= hi)) {
-                cm_fl_get(p, net + (lo - base), net + (lo - base), len);
-            } else {
-                cm_fl_get(p, cm_fl.buf, net + (lo - base), len);
-                cm_fl_install(lo, cm_fl.buf, len, keep_lo, keep_hi);
-            }
-        }
+        cm_fl_fetch(p, base + (i << cm_fl.lshift), (j - i) << cm_fl.lshift, keep_lo, keep_hi);
         i = j;
     }
     cm_fl_set_all(p, true);
