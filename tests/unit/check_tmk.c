@@ -99,61 +99,26 @@ START_TEST(test_diff_random)
 }
 END_TEST
 
-/* Two writers of disjoint words of one page (false sharing): both diffs merge, in either order. */
-START_TEST(test_diff_false_sharing_merge)
-{
-    static unsigned char a[PS], b[PS], da[2 * PS], db[2 * PS], m1[PS], m2[PS], want[PS];
-    unsigned seed = 99;
-    size_t la, lb;
-    for (size_t i = 0; i < PS; i++) {
-        twin[i] = (unsigned char)rand_r(&seed);
-    }
-    memcpy(a, twin, PS);
-    memcpy(b, twin, PS);
-    memcpy(want, twin, PS);
-    for (size_t w = 0; w < PS / 4; w++) {
-        unsigned char *dst = (w % 3 == 0) ? a : (w % 3 == 1) ? b : NULL;
-        if (dst != NULL) {
-            unsigned char v[4] = {(unsigned char)w, (unsigned char)(w >> 8), 0x5a, 0xa5};
-            memcpy(dst + 4 * w, v, 4);
-            memcpy(want + 4 * w, v, 4);
-        }
-    }
-    la = cm_tmk_diff_encode(a, twin, PS, da);
-    lb = cm_tmk_diff_encode(b, twin, PS, db);
-    memcpy(m1, twin, PS);
-    memcpy(m2, twin, PS);
-    ck_assert_int_eq(cm_tmk_diff_apply(m1, PS, da, la), CM_OK);
-    ck_assert_int_eq(cm_tmk_diff_apply(m1, PS, db, lb), CM_OK);
-    ck_assert_int_eq(cm_tmk_diff_apply(m2, PS, db, lb), CM_OK);
-    ck_assert_int_eq(cm_tmk_diff_apply(m2, PS, da, la), CM_OK);
-    ck_assert_mem_eq(m1, want, PS);
-    ck_assert_mem_eq(m2, want, PS);
-}
-END_TEST
+/* Two writers of one page, each from a copy of the same twin: the page a and b start as, and
+ * the result both diffs must give (set up by the caller from twin). */
+static unsigned char wa[PS], wb[PS], wwant[PS];
 
-/* Two writers of disjoint bytes of the same words (VOLREND's image blocks straddle words): both
- * diffs merge, in either order. */
-START_TEST(test_diff_subword_merge)
+static void two_writers_begin(unsigned seed)
 {
-    static unsigned char a[PS], b[PS], da[2 * PS], db[2 * PS], m1[PS], m2[PS], want[PS];
-    unsigned seed = 7;
-    size_t la, lb;
     for (size_t i = 0; i < PS; i++) {
         twin[i] = (unsigned char)rand_r(&seed);
     }
-    memcpy(a, twin, PS);
-    memcpy(b, twin, PS);
-    memcpy(want, twin, PS);
-    for (size_t i = 0; i < PS; i++) {
-        /* blocks of 1, 2 and 3 bytes, alternating writers, straddling word boundaries */
-        unsigned char *dst = ((i / (1 + i % 3)) % 2) ? a : b;
-        unsigned char v = (unsigned char)(twin[i] + 1 + i % 251);
-        dst[i] = v;
-        want[i] = v;
-    }
-    la = cm_tmk_diff_encode(a, twin, PS, da);
-    lb = cm_tmk_diff_encode(b, twin, PS, db);
+    memcpy(wa, twin, PS);
+    memcpy(wb, twin, PS);
+    memcpy(wwant, twin, PS);
+}
+
+/* Both writers' diffs, applied to the twin in either order, give wwant. */
+static void two_writers_merge(void)
+{
+    static unsigned char da[2 * PS], db[2 * PS], m1[PS], m2[PS];
+    size_t la = cm_tmk_diff_encode(wa, twin, PS, da), lb = cm_tmk_diff_encode(wb, twin, PS, db);
+
     ck_assert_uint_le(la, cm_tmk_diff_max(PS));
     ck_assert_uint_le(lb, cm_tmk_diff_max(PS));
     memcpy(m1, twin, PS);
@@ -162,8 +127,39 @@ START_TEST(test_diff_subword_merge)
     ck_assert_int_eq(cm_tmk_diff_apply(m1, PS, db, lb), CM_OK);
     ck_assert_int_eq(cm_tmk_diff_apply(m2, PS, db, lb), CM_OK);
     ck_assert_int_eq(cm_tmk_diff_apply(m2, PS, da, la), CM_OK);
-    ck_assert_mem_eq(m1, want, PS);
-    ck_assert_mem_eq(m2, want, PS);
+    ck_assert_mem_eq(m1, wwant, PS);
+    ck_assert_mem_eq(m2, wwant, PS);
+}
+
+/* Two writers of disjoint words of one page (false sharing): both diffs merge, in either order. */
+START_TEST(test_diff_false_sharing_merge)
+{
+    two_writers_begin(99);
+    for (size_t w = 0; w < PS / 4; w++) {
+        unsigned char *dst = (w % 3 == 0) ? wa : (w % 3 == 1) ? wb : NULL;
+        if (dst != NULL) {
+            unsigned char v[4] = {(unsigned char)w, (unsigned char)(w >> 8), 0x5a, 0xa5};
+            memcpy(dst + 4 * w, v, 4);
+            memcpy(wwant + 4 * w, v, 4);
+        }
+    }
+    two_writers_merge();
+}
+END_TEST
+
+/* Two writers of disjoint bytes of the same words (VOLREND's image blocks straddle words): both
+ * diffs merge, in either order. */
+START_TEST(test_diff_subword_merge)
+{
+    two_writers_begin(7);
+    for (size_t i = 0; i < PS; i++) {
+        /* blocks of 1, 2 and 3 bytes, alternating writers, straddling word boundaries */
+        unsigned char *dst = ((i / (1 + i % 3)) % 2) ? wa : wb;
+        unsigned char v = (unsigned char)(twin[i] + 1 + i % 251);
+        dst[i] = v;
+        wwant[i] = v;
+    }
+    two_writers_merge();
 }
 END_TEST
 
