@@ -139,6 +139,20 @@ typedef enum {
 cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, cm_rma_seg_kind_t kind,
                            const char *name, cm_rma_seg_t **seg_p);
 
+/*
+ * What registering memory costs here. Registration asks UCX for on-demand paging
+ * (UCP_MEM_MAP_NONBLOCK: ConnectX NICs map pages as the NIC touches them), but a
+ * transport without it (soft-RoCE, older NICs) pins every page of a registered
+ * range when it is registered: a region of many GiB then needs that much memory.
+ * Measured, not guessed: a few registered pages are probed and the kernel's count
+ * of this process's pinned pages (VmPin) read before and after. *pins: whether
+ * registration pinned them; *limit: the bytes this process may pin (RLIMIT_MEMLOCK
+ * unless it holds CAP_IPC_LOCK, and its share, among local_procs processes, of the
+ * memory available here); *why: the limit in words, for an error message.
+ */
+cm_status_t cm_rma_pin_budget(cm_rma_t *rma, int local_procs, bool *pins, size_t *limit,
+                              char *why, size_t why_len);
+
 /* The memfd behind a CM_RMA_SEG_FD segment (owned by the segment), or -1. */
 int cm_rma_seg_fd(const cm_rma_seg_t *seg);
 
@@ -200,7 +214,9 @@ cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t valu
 /*
  * Operations issued after this to a rank take effect there after those issued
  * before, whichever path each takes: the first copy to or from directly mapped
- * memory after a fence waits for the UCX operations issued before it.
+ * memory after a fence waits for the UCX operations issued before it, and so does
+ * the first UCX operation where UCX's own fence does not order the lanes (verbs
+ * with emulated atomics, several rails). Active messages are not ordered by it.
  */
 cm_status_t cm_rma_fence(cm_rma_t *rma);
 

@@ -103,6 +103,8 @@ struct cm_rma {
     } am[CM_RMA_AM_MAX_ID];
     bool               direct_pending; /* copies into directly mapped memory since the last flush */
     bool               fence_pending;  /* UCX operations issued before a fence: complete them before a copy */
+    bool               strong_fence;   /* ucp_worker_fence does not order every peer's operations:
+                                          complete them before the next UCX operation too */
     bool               ucx_pending;    /* UCX operations that may be incomplete since the last flush_all */
     unsigned           stash_used;
     uint64_t           stash[CM_RMA_STASH];
@@ -247,5 +249,8 @@ static inline void cm_rma_wake_peer(cm_rma_t *rma, int pe)
         cm_rma_wake(w);
     }
 }
+
+/* Does ucp_worker_fence order every operation issued to pe? (cm_rma_ucx.c) */
+bool cm_rma_ucx_fence_orders(cm_rma_t *rma, int pe);
 
 #endif

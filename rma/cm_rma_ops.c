@@ -181,6 +181,10 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
         }
         return CM_OK;
     }
+    if (rma->fence_pending && rma->strong_fence &&
+        (status = cm_rma_ucx_complete(rma, "fence")) != CM_OK) {
+        return status;
+    }
     /* A put completes only locally here, a get_nbi not at all: both need a flush. */
     rma->ucx_pending |= put || !blocking;
     if (put) {
@@ -287,6 +291,10 @@ static cm_status_t cm_rma_atomic_fetch(cm_rma_t *rma, ucp_atomic_op_t op, const 
         cm_error("%s on %s: atomics need a CM_RMA_SEG_ATOMIC segment", what, seg->name);
         return CM_ERR_UNSUPPORTED;
     }
+    if (rma->fence_pending && rma->strong_fence &&
+        (status = cm_rma_ucx_complete(rma, "fence")) != CM_OK) {
+        return status;
+    }
     param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
     param.reply_buffer = result;
@@ -333,6 +341,10 @@ static cm_status_t cm_rma_atomic_nbi(cm_rma_t *rma, ucp_atomic_op_t op, const ch
     if (seg->kind != CM_RMA_SEG_ATOMIC) {
         cm_error("%s on %s: atomics need a CM_RMA_SEG_ATOMIC segment", what, seg->name);
         return CM_ERR_UNSUPPORTED;
+    }
+    if (rma->fence_pending && rma->strong_fence &&
+        (status = cm_rma_ucx_complete(rma, "fence")) != CM_OK) {
+        return status;
     }
     param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
     param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 void cm_rma_seg_free(cm_rma_t *rma, cm_rma_seg_t *seg)
@@ -107,7 +108,9 @@ static cm_status_t cm_rma_seg_alloc(cm_rma_t *rma, cm_rma_seg_t *seg)
                     UCP_MEM_MAP_PARAM_FIELD_FLAGS;
     mp.address    = (void *)seg->base;
     mp.length     = seg->len;
-    mp.flags      = UCP_MEM_MAP_ALLOCATE | UCP_MEM_MAP_FIXED;
+    /* NONBLOCK: on-demand paging where the NIC has it, so a large region costs nothing
+     * until used; elsewhere UCX pins, and cm_rma_pin_budget tells the caller first. */
+    mp.flags      = UCP_MEM_MAP_ALLOCATE | UCP_MEM_MAP_FIXED | UCP_MEM_MAP_NONBLOCK;
     if (seg->kind == CM_RMA_SEG_FD) {
         fd = memfd_create(seg->name, MFD_CLOEXEC);
         if (fd < 0 || ftruncate(fd, (off_t)seg->len) != 0) {
@@ -147,13 +150,109 @@ map_here:
         return CM_ERR_NO_MEMORY;
     }
     seg->own_mmap = true;
-    mp.flags = 0;
+    mp.flags = UCP_MEM_MAP_NONBLOCK;
     st = ucp_mem_map(rma->context, &mp, &seg->memh);
     if (st != UCS_OK) {
         cm_error("%s: cannot register %zu bytes at %p with UCX: %s", seg->name, seg->len,
                  (void *)seg->base, ucs_status_string(st));
         seg->memh = NULL;
         return CM_ERR_TRANSPORT;
+    }
+    return CM_OK;
+}
+
+/* A line of /proc/self/status or /proc/meminfo, in kB; -1 if absent. */
+static long cm_rma_proc_kb(const char *file, const char *field)
+{
+    size_t flen = strlen(field);
+    char line[256];
+    long kb = -1;
+    FILE *f = fopen(file, "r");
+
+    if (f == NULL) {
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
+            kb = strtol(line + flen + 1, NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return kb;
+}
+
+/* Does this process hold CAP_IPC_LOCK (pinning then ignores RLIMIT_MEMLOCK)? */
+static bool cm_rma_can_lock(void)
+{
+    char line[256];
+    bool can = false;
+    FILE *f = fopen("/proc/self/status", "r");
+
+    if (f == NULL) {
+        return false;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, "CapEff:", 7) == 0) {
+            can = (strtoull(line + 7, NULL, 16) >> 14) & 1; /* CAP_IPC_LOCK is 14 */
+            break;
+        }
+    }
+    fclose(f);
+    return can;
+}
+
+cm_status_t cm_rma_pin_budget(cm_rma_t *rma, int local_procs, bool *pins, size_t *limit,
+                              char *why, size_t why_len)
+{
+    const size_t probe_len = 64 * 4096;
+    ucp_mem_map_params_t mp = {0};
+    ucp_mem_h memh;
+    long before, after, avail_kb;
+    struct rlimit rl;
+    ucs_status_t st;
+    size_t share;
+    void *p;
+
+    *pins  = false;
+    *limit = SIZE_MAX;
+    snprintf(why, why_len, "no limit");
+    p = mmap(NULL, probe_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        cm_error("rma: cannot map %zu bytes: %s", probe_len, strerror(errno));
+        return CM_ERR_NO_MEMORY;
+    }
+    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                    UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+    mp.address    = p;
+    mp.length     = probe_len;
+    mp.flags      = UCP_MEM_MAP_NONBLOCK;
+    before = cm_rma_proc_kb("/proc/self/status", "VmPin");
+    st = ucp_mem_map(rma->context, &mp, &memh);
+    if (st != UCS_OK) {
+        munmap(p, probe_len);
+        cm_error("rma: cannot register %zu bytes with UCX: %s", probe_len, ucs_status_string(st));
+        return CM_ERR_TRANSPORT;
+    }
+    after = cm_rma_proc_kb("/proc/self/status", "VmPin");
+    ucp_mem_unmap(rma->context, memh);
+    munmap(p, probe_len);
+    if (before < 0 || after <= before) {
+        return CM_OK; /* nothing pinned (shared memory, TCP, on-demand paging) */
+    }
+    *pins = true;
+    avail_kb = cm_rma_proc_kb("/proc/meminfo", "MemAvailable");
+    /* Three quarters of what is available: the processes need unpinned memory too. */
+    share = (avail_kb > 0) ? (size_t)avail_kb / 4 * 3 * 1024 / (size_t)(local_procs > 0 ? local_procs : 1)
+                           : SIZE_MAX;
+    *limit = share;
+    snprintf(why, why_len, "%.1f GiB of memory available here, %d processes on this host",
+             (double)avail_kb / (1 << 20), local_procs);
+    if (!cm_rma_can_lock() && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < *limit) {
+        *limit = rl.rlim_cur;
+        snprintf(why, why_len, "ulimit -l is %lu KiB; raise it (memlock in limits.conf, or "
+                 "the launcher's) to register more", (unsigned long)(rl.rlim_cur / 1024));
     }
     return CM_OK;
 }
@@ -305,6 +404,14 @@ cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, cm_rma_seg_kin
     if (kind == CM_RMA_SEG_ATOMIC && !rma->shm_known) {
         for (int pe = 0; pe < rma->nprocs; pe++) {
             rma->shm_peer[pe] = (seg->rbase[pe] != NULL);
+            /* The lanes are final now that every handshake is done. */
+            if (pe != rma->rank && !cm_rma_ucx_fence_orders(rma, pe)) {
+                if (!rma->strong_fence) {
+                    cm_debug("rma: UCX's fence does not order the operations to rank %d: "
+                             "a fence completes what was issued before it", pe);
+                }
+                rma->strong_fence = true;
+            }
         }
         rma->shm_known = true;
     }

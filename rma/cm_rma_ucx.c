@@ -291,5 +291,56 @@ void cm_rma_describe_peer(cm_rma_t *rma, int pe, char *buf, size_t len)
     free(text);
 }
 
+/*
+ * Does ucp_worker_fence order what we issue to pe? UCX 1.13 fences each transport
+ * interface (IBV_SEND_FENCE on the next work request of a queue pair): that orders
+ * operations on one lane only. Two lanes carrying puts, gets and atomics (multi-rail,
+ * rma_bw on another queue pair), or atomics emulated with messages (no amo lane: the
+ * target's CPU executes them when it next progresses) beside RMA the NIC executes
+ * (verbs), are not ordered by it: a get fenced behind a swap read the word before the
+ * swap (soft-RoCE, tests/mp/mp_rma fence order). TCP's RMA is itself executed by the
+ * target's CPU, in arrival order with the emulated atomics on the same connection.
+ */
+bool cm_rma_ucx_fence_orders(cm_rma_t *rma, int pe)
+{
+    char *text = NULL, *line, *save = NULL, first[64] = "";
+    size_t text_len = 0;
+    bool amo = false, hw_rma = false, orders = true;
+    FILE *f = open_memstream(&text, &text_len);
+
+    if (f == NULL) {
+        return false;
+    }
+    ucp_ep_print_info(rma->eps[pe], f);
+    fclose(f);
+    /* "lane[1]:  2:rc_verbs/rxe0:1.0 md[1] -> md[1]/ib/sysdev[255] rma_bw#0 amo#0 am" */
+    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        char *p = strstr(line, "lane["), *tl, *end;
+        bool rma_role, amo_role;
+        if (p == NULL || (p = strchr(p, ':')) == NULL || (tl = strchr(p + 1, ':')) == NULL) {
+            continue;
+        }
+        tl++;
+        rma_role = strstr(line, " rma#") != NULL || strstr(line, " rma_bw#") != NULL;
+        amo_role = strstr(line, " amo#") != NULL;
+        if (!rma_role && !amo_role) {
+            continue;
+        }
+        end = strpbrk(tl, " \t");
+        if (end != NULL) {
+            *end = '\0';
+        }
+        if (first[0] == '\0') {
+            snprintf(first, sizeof(first), "%s", tl);
+        } else if (strcmp(first, tl) != 0) {
+            orders = false; /* two lanes */
+        }
+        amo    |= amo_role;
+        hw_rma |= rma_role && strncmp(tl, "tcp/", 4) != 0;
+    }
+    free(text);
+    return orders && (amo || !hw_rma);
+}
+
 ucp_worker_h cm_rma_ucp_worker(cm_rma_t *rma) { return rma->worker; }
 ucp_ep_h cm_rma_ucp_ep(cm_rma_t *rma, int pe) { return rma->eps[pe]; }

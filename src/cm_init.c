@@ -152,6 +152,35 @@ static int cm_rt_init(int *argc, char ***argv)
         goto err;
     }
 
+    /* A network that pins registered memory must have room for the region and its metadata:
+     * refused here, in one line per host, rather than killed by the kernel mid-registration. */
+    {
+        size_t need = cm_rt.layout.meta_size + cm_rt.layout.shared_size, limit;
+        char why[160];
+        bool pins;
+
+        status = cm_rma_pin_budget(cm_rt.rma, cm_boot_local_size(cm_rt.boot), &pins, &limit, why,
+                                   sizeof(why));
+        if (status != CM_OK) {
+            goto err;
+        }
+        if (pins && need > limit) {
+            if (cm_boot_local_rank(cm_rt.boot) == 0) {
+                double part = (double)cm_rt.layout.shared_size / (double)need;
+                cm_error("CM_SHARED_SIZE=%zum: the network pins registered memory (no on-demand "
+                         "paging), and the region with its metadata needs %.1f GiB per process, "
+                         "more than one may pin (%s): set CM_SHARED_SIZE to at most %zum",
+                         cm_rt.layout.shared_size >> 20, (double)need / (1 << 30), why,
+                         (size_t)((double)limit * part) >> 20);
+            }
+            status = CM_ERR_NO_MEMORY;
+            goto err;
+        }
+        if (pins) {
+            cm_debug("registration pins memory: %zu bytes of %zu allowed (%s)", need, limit, why);
+        }
+    }
+
     /* The atomic (UCX-allocated) segment first: it tells which peers share this node's memory. */
     cm_rt.meta_base = (void *)cm_rt.layout.meta_base;
     cm_rt.meta_size = cm_rt.layout.meta_size;

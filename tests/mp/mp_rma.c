@@ -339,9 +339,52 @@ static uint64_t store_count(int fd)
  * holders, or a cycle). Counted with debug registers on this process's
  * mapping of each peer's words; only this rank writes them.
  */
+/*
+ * Do the debug registers count stores truly here? QEMU's TCG counted the last of three
+ * consecutive 8-byte stores twice (tests/vm): then nothing can be concluded from them.
+ * Returns 0 if they count this pattern right, else the first wrong count (and its word).
+ */
+static int store_counters_honest(int *word, uint64_t *count)
+{
+    static uint64_t w[4] __attribute__((aligned(64)));
+    static const uint64_t expect[4] = {1, 2, 1, 0};
+    char *at4[4] = {(char *)&w[0], (char *)&w[1], (char *)&w[2], (char *)&w[3]};
+    const int len4[4] = {8, 8, 8, 8};
+    int fd[4], err;
+
+    if ((err = store_counters(4, at4, len4, fd)) != 0) {
+        return err;
+    }
+    for (int k = 0; k < 3; k++) {
+        __atomic_store_n(&w[k], (uint64_t)k + 5, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&w[1], 9, __ATOMIC_RELAXED);
+    *word = -1;
+    for (int k = 0; k < 4; k++) {
+        uint64_t n = store_count(fd[k]);
+        if (n != expect[k] && *word < 0) {
+            *word  = k;
+            *count = n;
+        }
+    }
+    return (*word < 0) ? 0 : 1;
+}
+
 static void test_stores_once(void)
 {
-    int checked = 0, err = 0;
+    int checked = 0, err = 0, bad_word = -1;
+    uint64_t bad_count = 0;
+
+    if ((err = store_counters_honest(&bad_word, &bad_count)) > 0) {
+        if (me == 0) {
+            printf("mp_rma: store counts not checked: the debug registers miscount here (a "
+                   "known store to word %d counted %" PRIu64 " times: an emulator)\n", bad_word,
+                   bad_count);
+        }
+        barrier();
+        return;
+    }
+    err = -err;
 
     for (int pe = 0; pe < np; pe++) {
         uint64_t *word = meta_word(W_ONCE + me), v[3] = {0x1111u + (uint64_t)me, 0x2222u, 0x3333u};

@@ -52,6 +52,7 @@ for v in "${mapped[@]}"; do
     [ $(($(date +%s) - start)) -lt 30 ] || fail "the refusal took $(($(date +%s) - start)) s"
     expect_out "CM_VARIANT=$v maps each page onto its home's memory, but 2 peers of rank 0 are not mapped here: ranks 2 \\(tcp/cmveth\\), 3 \\(tcp/cmveth\\)"
     [ "$(count_out 'error: CM_VARIANT=')" = 1 ] || fail "the refusal came $(count_out 'error: CM_VARIANT=') times"
+    [ "$(count_out 'error:')" = 1 ] || fail "the refusal is not the only error line"
 done
 
 for app in sor sor_l gauss fft mgrid em3d water mp3d appbt; do
