@@ -8,7 +8,10 @@
 # sees two nodes. A sleeping process holds each host's namespaces; `nsenter -t` enters them.
 # mpirun starts the other host's daemon through an rsh agent that enters that host, as ssh would.
 #
-#   cluster_up                  make the hosts (skips the test, saying why, where it cannot)
+#   cluster_up [shared]         make the hosts (skips the test, saying why, where it cannot);
+#                               shared: each host its own network and hostname, but the same
+#                               IPC and /dev/shm: the launcher sees two nodes, UCX one machine
+#                               (containers on one machine that share /dev/shm)
 #   cluster_run N,M [VAR=value...] CMD...   cmrun -n N+M --hosts ... CMD from host a (expect_ok)
 #   cluster_fail N,M [VAR=value...] CMD...  the same, the job must fail
 #   $(cluster_on a|b) CMD...    CMD inside one host
@@ -29,7 +32,10 @@ cluster_down() {
 }
 
 cluster_up() {
-    local h err
+    local h err ns=(--uts --ipc --mount) own
+    if [ "${1:-}" = shared ]; then
+        ns=(--uts --mount)
+    fi
     [ "$(id -u)" = 0 ] || skip "needs root to create the hosts' namespaces"
     for c in ip nsenter unshare mpirun; do
         command -v $c >/dev/null 2>&1 || skip "$c is not installed (iproute2, util-linux, openmpi-bin)"
@@ -39,10 +45,10 @@ cluster_up() {
     err="$cluster_dir/err"
     for h in a b; do
         ip netns add "$cluster_tag$h" 2>"$err" || skip "cannot create a network namespace: $(head -1 "$err")"
-        nsenter --net="/run/netns/$cluster_tag$h" unshare --uts --ipc --mount --propagation private \
-            sh -c "mount -t tmpfs -o size=2g tmpfs /dev/shm && mount -t sysfs sysfs /sys &&
-                   hostname $cluster_tag-$h && touch $cluster_dir/up.$h && exec sleep 100000" \
-            2>"$err.$h" &
+        own="mount -t sysfs sysfs /sys && hostname $cluster_tag-$h"
+        [ "${1:-}" = shared ] || own="mount -t tmpfs -o size=2g tmpfs /dev/shm && $own"
+        nsenter --net="/run/netns/$cluster_tag$h" unshare "${ns[@]}" --propagation private \
+            sh -c "$own && touch $cluster_dir/up.$h && exec sleep 100000" 2>"$err.$h" &
         cluster_pid[$h]=$!
     done
     for _ in $(seq 50); do

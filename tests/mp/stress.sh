@@ -26,7 +26,9 @@ usage: stress.sh [options]
   --settings LIST   VARIANT/DIRECTORY for Cashmere, or treadmarks (default: both
                     directory forms of every variant 'cm_info --variants' says runs here,
                     and treadmarks: $ALL_SETTINGS)
-  --transports LIST shm, tcp (default: shm tcp)
+  --transports LIST shm, tcp, hosts (default: shm tcp); hosts: across two hosts, UCX choosing
+                    (tests/cluster.sh: CMT_STRESS_HOSTS="HOST_A HOST_B", the ranks split between
+                    them, and CMT_STRESS_PREFIX, the command that runs cmrun inside host A)
   --procs LIST      process counts (default: 3 4)
   --iters N         iterations of each case (default 50, mp_litmus's own)
   --seed N          driver seed; every random draw follows from it (default: random, printed)
@@ -60,6 +62,10 @@ CMRUN="$top_builddir/src/tools/cmrun"
 CM_INFO="$top_builddir/src/tools/cm_info"
 LITMUS="$top_builddir/tests/mp/mp_litmus"
 
+# Across hosts the launcher's settings (the fixture's rsh agent) go into each run's command line.
+hosts_env=()
+[ -n "${CM_LAUNCHER-}" ] && hosts_env+=("CM_LAUNCHER=$CM_LAUNCHER")
+[ -n "${CM_LAUNCHER_ARGS-}" ] && hosts_env+=("CM_LAUNCHER_ARGS=$CM_LAUNCHER_ARGS")
 # Runs must not inherit the caller's settings: the printed command lines are the whole truth.
 for v in $(compgen -e | grep -E '^(CM|UCX)_'); do unset "$v"; done
 
@@ -77,7 +83,7 @@ has_column() {
 runs_over() {
     case "$1" in treadmarks) return 0 ;; esac
     local table=$VARIANTS_SHM
-    [ "$2" = tcp ] && table=$VARIANTS_TCP
+    [ "$2" = shm ] || table=$VARIANTS_TCP # across hosts as over TCP: nothing mapped
     awk -v v="${1%/*}" '$1 == v && $2 == "available" {found = 1} END {exit !found}' <<< "$table"
 }
 
@@ -134,7 +140,12 @@ for c in $cases; do
     [[ " $ALL_CASES all " == *" $c "* ]] || die "unknown litmus case '$c' (known: $ALL_CASES all)"
 done
 for t in $transports; do
-    case "$t" in shm|tcp) ;; *) die "unknown transport '$t' (shm, tcp)" ;; esac
+    case "$t" in
+        shm|tcp) ;;
+        hosts) read -r host_a host_b <<< "${CMT_STRESS_HOSTS:-}"
+               [ -n "${host_b:-}" ] || die "--transports hosts needs CMT_STRESS_HOSTS=\"HOST_A HOST_B\"" ;;
+        *) die "unknown transport '$t' (shm, tcp, hosts)" ;;
+    esac
 done
 for n in $procs; do
     if [[ ! "$n" =~ ^[0-9]+$ ]] || [ "$n" -lt 2 ]; then die "process counts must be 2 or more, got '$n'"; fi
@@ -185,7 +196,11 @@ make_cmd() {
     draw 32768; lseed=$r; draw 32768; lseed=$(( lseed * 32768 + r + 1 ))
     setting_env "$s"
     # Transports as use_shm/use_tcp in tests/lib.sh.
-    if [ "$t" = shm ]; then e=("UCX_TLS=posix,sysv,self"); else e=(UCX_TLS=tcp UCX_NET_DEVICES=lo); fi
+    case "$t" in
+        shm)   e=("UCX_TLS=posix,sysv,self") ;;
+        tcp)   e=(UCX_TLS=tcp UCX_NET_DEVICES=lo) ;;
+        hosts) e=("${hosts_env[@]}") ;; # UCX picks: shared memory inside a host, the link across
+    esac
     e+=("${senv[@]}")
     # The injected delays shift when remote operations complete relative to each other.
     # shellcheck disable=SC2086 # the list is split on purpose
@@ -220,6 +235,12 @@ make_cmd() {
         if has_column "$s" merge=buffer; then draw 4; [ "$r" != 0 ] || e+=(CM_MERGE_LINES=1); fi
     fi
     cmd=(env "${e[@]}" "$CMRUN" -n "$n" "$LITMUS" "$c" --iters "$iters" --seed "$lseed")
+    if [ "$t" = hosts ]; then
+        # shellcheck disable=SC2206 # the prefix is a command line of words without quoting
+        cmd=(${CMT_STRESS_PREFIX:-} env "${e[@]}" "$CMRUN" -n "$n"
+             --hosts "$host_a:$(( (n + 1) / 2 )),$host_b:$(( n / 2 ))" "$LITMUS" "$c"
+             --iters "$iters" --seed "$lseed")
+    fi
 }
 
 # quoted WORDS...: the words as one line a shell reads back as the same words (quotes only where
@@ -296,7 +317,7 @@ for ((k = 1; k <= rounds; k++)); do
     for n in $procs; do for t in $transports; do for s in $settings; do
         if ! runs_over "$s" "$t"; then
             [ "$k" = 1 ] && [ "$n" = "${procs%% *}" ] &&
-                echo "stress: $s over $t: not run ($(awk -v v="${s%/*}" '$1 == v' <<< "$([ "$t" = tcp ] && echo "$VARIANTS_TCP" || echo "$VARIANTS_SHM")" | sed -n 's/.* why=//p'))"
+                echo "stress: $s over $t: not run ($(awk -v v="${s%/*}" '$1 == v' <<< "$([ "$t" = shm ] && echo "$VARIANTS_SHM" || echo "$VARIANTS_TCP")" | sed -n 's/.* why=//p'))"
             continue
         fi
         for c in $cases; do rl+=("$c $s $t $n $k"); done

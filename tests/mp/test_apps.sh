@@ -6,11 +6,12 @@
 # CM_APPS_DIR; a corrupted result fails verification. The sequential baseline
 # (CM_PROTOCOL=none) verifies at 1 process (plain, hooked and access builds), and refuses 2.
 #
-# The matrix: every app under every setting at 1, 2 and 4 processes. A quicker
-# one for development, CMT_APPS_MATRIX=pairs, covers every pair, not every
-# triple: each app under each setting once, at 2 or 4 processes in turn (every
-# setting and every app meets both counts), and at 1 process under the default
-# variant and TreadMarks.
+# The matrix (CMT_APPS_MATRIX): rotate (the default) runs every app under every setting at 2
+# processes, and a third of the (app, setting) pairs, a different third each time (printed;
+# CMT_APPS_ROTATE=0..2 repeats one), also at 1 and 4: three make checks cover every triple.
+# full: every app under every setting at 1, 2 and 4 processes. pairs, a quicker one for
+# development: each app under each setting once, at 2 or 4 processes in turn (every setting
+# and every app meets both counts), and at 1 process under the default variant and TreadMarks.
 . "$top_srcdir/tests/lib.sh"
 use_shm
 export CM_APPS_DIR="$top_builddir/apps"
@@ -23,15 +24,23 @@ for v in $(available_variants); do
     settings+=("CM_PROTOCOL=cashmere CM_VARIANT=$v")
     ran+=("protocol cashmere variant $v")
 done
-case "${CMT_APPS_MATRIX:=full}" in
+case "${CMT_APPS_MATRIX:=rotate}" in
     pairs|full) ;;
-    *) fail "CMT_APPS_MATRIX='$CMT_APPS_MATRIX': pairs or full" ;;
+    rotate) rot=${CMT_APPS_ROTATE:-$((RANDOM % 3))}
+            [[ "$rot" =~ ^[0-2]$ ]] || fail "CMT_APPS_ROTATE='$rot': 0, 1 or 2"
+            echo "matrix: every pair at 2 processes, third $rot of the pairs also at 1 and 4" \
+                 "(CMT_APPS_ROTATE=$rot repeats it; CMT_APPS_MATRIX=full runs every triple)" ;;
+    *) fail "CMT_APPS_MATRIX='$CMT_APPS_MATRIX': rotate, pairs or full" ;;
 esac
 
 # The process counts of (app a, setting s) in the matrix.
 counts() {
     if [ "$CMT_APPS_MATRIX" = full ]; then
         echo 1 2 4
+        return
+    fi
+    if [ "$CMT_APPS_MATRIX" = rotate ]; then
+        if [ $(( ($1 * ${#settings[@]} + $2) % 3 )) = "$rot" ]; then echo 1 2 4; else echo 2; fi
         return
     fi
     local n=$(( ($1 + $2) % 2 ? 4 : 2 ))

@@ -9,7 +9,10 @@
 #     and 2 hosts x 2 processes;
 #   - the variants that map peers' memory (NH) are refused in one line naming the peers on the
 #     other host, within seconds;
-#   - the nine apps at test size verify at 2 hosts x 2 under every setting that runs.
+#   - the nine apps at test size verify at 2 hosts x 2 under every setting that runs;
+#   - one stress round across the hosts (stress.sh --transports hosts, time-bounded);
+#   - hosts that share /dev/shm and IPC (the launcher sees two nodes, UCX one machine):
+#     TreadMarks and Cashmere pass every litmus case there.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/cluster.sh"
 cluster_up
@@ -62,5 +65,28 @@ for app in sor sor_l gauss fft mgrid em3d water mp3d appbt; do
         cluster_run 2,2 $setting $app --size test
         expect_out "^VERIFY OK$"
     done
+done
+note "one stress round across the hosts (tests/mp/stress.sh, 2 + 2 ranks; no run starts after 90 s)"
+seed=()
+[ -z "${CMT_STRESS_SEED-}" ] || seed=(--seed "$CMT_STRESS_SEED")
+CMT_STRESS_HOSTS="$CLUSTER_IPA $CLUSTER_IPB" CMT_STRESS_PREFIX="$(cluster_on a)" \
+    "$BASH" "$top_srcdir/tests/mp/stress.sh" --transports hosts --procs 4 --rounds 1 \
+    --budget 90 "${seed[@]}" || fail "the stress round across hosts"
+
+# Hosts that share /dev/shm and IPC (containers on one machine): the launcher sees two nodes,
+# UCX one machine. TreadMarks at 2 x 2 once hung here every time (litmus: "flag never reached 2").
+cluster_down
+cluster_up shared
+stats="$cluster_dir/stats.json"
+note "hosts sharing /dev/shm: what the launcher and UCX each see"
+cluster_run 2,2 CM_STATS="$stats" "$MP/mp_init" info
+[ "$(printf '%s\n' "$out" | grep -o 'netns=net:\[[0-9]*\]' | sort -u | wc -l)" -eq 2 ] ||
+    fail "the ranks did not run in two network namespaces"
+grep -q '"nodes": 2' "$stats" || fail "the launcher does not see two nodes"
+grep -o '"transports": "[^"]*"' "$stats" | sort | uniq -c | sed 's/^/  /'
+for setting in "${settings[@]:0:3}"; do
+    note "litmus, hosts sharing /dev/shm, 2 + 2, $setting"
+    cluster_run 2,2 $setting "$MP/mp_litmus" all --iters 20 --seed 7
+    expect_out "^litmus all: OK$"
 done
 echo "PASS"
