@@ -23,11 +23,12 @@ die()  { echo "mkimage: error: $*" >&2; exit 1; }
 
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${CM_VM_CACHE:-/var/cache/cashmere-vm}
+# gdb: the watchdog of tests/lib.sh prints a hung job's stacks with it.
 # The runtime's shared libraries come from the same packages as on the build machine (same
 # release), so binaries built here run in the guest unchanged.
 pkgs=(libucx0 ucx-utils libpmix2 openmpi-bin ibverbs-providers ibverbs-utils rdma-core iproute2
       openssh-server openssh-client kmod procps libnuma1 libhwloc15 libmunge2 libevent-core-2.1-7
-      libevent-pthreads-2.1-7 libudev1 gawk)
+      libevent-pthreads-2.1-7 libudev1 gawk gdb-minimal)
 mods=(virtio_pci virtio_net 9pnet_virtio 9p rdma_rxe ib_uverbs crc32_generic crc32-pclmul)
 
 key=$(sha256sum < "$0" | cut -c1-12)

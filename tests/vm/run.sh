@@ -4,7 +4,7 @@
 #
 # Two QEMU guests (TCG: this machine kind has no usable KVM) boot Debian's kernel with the root
 # of tests/vm/mkimage.sh; each puts rdma_rxe (soft-RoCE) on its virtio NIC, and the NICs are
-# joined by a datagram socket between the two QEMUs (not the host's network). Both mount this
+# joined by a stream socket between the two QEMUs (not the host's network). Both mount this
 # build tree over 9p at the same path, so the binaries of this build run there unchanged.
 # Guest vm1 runs tests/vm/guest.sh, which starts ranks on both guests with mpirun over ssh and
 # UCX_TLS=rc_verbs,ud_verbs,self; its log streams here.
@@ -70,9 +70,11 @@ else
         "$top_srcdir/tests/vm/guest.sh" "$mode" > "$dir/out/cmd"
 fi
 
-# boot NAME ADDR LOCAL REMOTE [run]: one guest; its NIC's datagrams go to the other's socket.
+# boot NAME ADDR on|off [run]: one guest; its NIC is one end of a stream socket (server=on
+# listens). A stream, not datagrams: RoCE expects a lossless fabric (PFC), and a stream socket
+# between the QEMUs never drops a frame.
 boot() {
-    local name=$1 ip=$2 me=$3 peer=$4 run=${5:-} shares=()
+    local name=$1 ip=$2 server=$3 run=${4:-} shares=()
     shares=(-virtfs "local,path=$top_builddir,mount_tag=tree,security_model=none")
     [ -n "$run" ] && shares+=(-virtfs "local,path=$dir/out,mount_tag=out,security_model=none")
     qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "${CM_VM_SMP:-2}" \
@@ -80,15 +82,17 @@ boot() {
         -serial "file:$dir/$name.console" \
         -kernel "$kernel" -initrd "$initrd" \
         -append "console=ttyS0 panic=1 quiet cm.name=$name cm.ip=$ip cm.tree=$top_builddir${run:+ cm.run=1}" \
-        -netdev "dgram,id=link,local.type=unix,local.path=$dir/$me,remote.type=unix,remote.path=$dir/$peer" \
+        -netdev "stream,id=link,server=$server,addr.type=unix,addr.path=$dir/link.sock" \
         -device virtio-net-pci,netdev=link,mac=52:54:00:cd:80:0${ip##*.} \
         "${shares[@]}" &
     pids+=($!)
 }
 [ "$top_srcdir" = "$top_builddir" ] || skip "a build outside the source tree: run.sh shares one tree with the guests"
 start=$(date +%s)
-boot vm2 10.213.80.2 vm2.sock vm1.sock
-boot vm1 10.213.80.1 vm1.sock vm2.sock run
+boot vm2 10.213.80.2 on
+for _ in $(seq 100); do [ -S "$dir/link.sock" ] && break; sleep 0.1; done
+[ -S "$dir/link.sock" ] || { echo "vm: error: the first guest's QEMU did not start; see above" >&2; exit 1; }
+boot vm1 10.213.80.1 off run
 vm1=${pids[1]}
 echo "vm: two guests booting (TCG, ${CM_VM_SMP:-2} vCPUs and ${CM_VM_MEM:-3072} MiB each), --$mode"
 touch "$dir/out/log"
