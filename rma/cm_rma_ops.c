@@ -131,6 +131,19 @@ cm_status_t cm_rma_ucx_complete(cm_rma_t *rma, const char *what)
 }
 
 /*
+ * Before an operation: what a fence asked for. A direct copy always waits for the UCX
+ * operations issued before the fence; a UCX operation only where UCX's own fence does not
+ * order the lanes (strong_fence).
+ */
+static inline cm_status_t cm_rma_fence_settle(cm_rma_t *rma, bool direct)
+{
+    if (rma->fence_pending && (direct || rma->strong_fence)) {
+        return cm_rma_ucx_complete(rma, "fence");
+    }
+    return CM_OK;
+}
+
+/*
  * Put or get, blocking or non-blocking-implicit. The injected delay of a get
  * is waited for before it returns; that of a put is due at the flush that
  * makes it visible, as is that of any *_nbi operation.
@@ -150,7 +163,7 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
     }
     ready = cm_rma_delay_begin(rma, pe, len);
     if (seg->rbase[pe] != NULL) {
-        if (rma->fence_pending && (status = cm_rma_ucx_complete(rma, "fence")) != CM_OK) {
+        if ((status = cm_rma_fence_settle(rma, true)) != CM_OK) {
             return status;
         }
         /*
@@ -181,8 +194,7 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
         }
         return CM_OK;
     }
-    if (rma->fence_pending && rma->strong_fence &&
-        (status = cm_rma_ucx_complete(rma, "fence")) != CM_OK) {
+    if ((status = cm_rma_fence_settle(rma, false)) != CM_OK) {
         return status;
     }
     /* A put completes only locally here, a get_nbi not at all: both need a flush. */
@@ -251,7 +263,7 @@ cm_status_t cm_rma_put_u64_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t v
     }
     CM_RMA_COUNT(rma->stats.puts, 1);
     CM_RMA_COUNT(rma->stats.bytes_put, sizeof(uint64_t));
-    if (rma->fence_pending && (status = cm_rma_ucx_complete(rma, "fence")) != CM_OK) {
+    if ((status = cm_rma_fence_settle(rma, true)) != CM_OK) {
         return status;
     }
     __atomic_store_n((uint64_t *)(void *)(seg->rbase[pe] + ((uintptr_t)addr - seg->base)), value,
@@ -291,8 +303,7 @@ static cm_status_t cm_rma_atomic_fetch(cm_rma_t *rma, ucp_atomic_op_t op, const 
         cm_error("%s on %s: atomics need a CM_RMA_SEG_ATOMIC segment", what, seg->name);
         return CM_ERR_UNSUPPORTED;
     }
-    if (rma->fence_pending && rma->strong_fence &&
-        (status = cm_rma_ucx_complete(rma, "fence")) != CM_OK) {
+    if ((status = cm_rma_fence_settle(rma, false)) != CM_OK) {
         return status;
     }
     param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
@@ -342,8 +353,7 @@ static cm_status_t cm_rma_atomic_nbi(cm_rma_t *rma, ucp_atomic_op_t op, const ch
         cm_error("%s on %s: atomics need a CM_RMA_SEG_ATOMIC segment", what, seg->name);
         return CM_ERR_UNSUPPORTED;
     }
-    if (rma->fence_pending && rma->strong_fence &&
-        (status = cm_rma_ucx_complete(rma, "fence")) != CM_OK) {
+    if ((status = cm_rma_fence_settle(rma, false)) != CM_OK) {
         return status;
     }
     param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;

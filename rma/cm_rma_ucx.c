@@ -250,36 +250,53 @@ int cm_rma_rank(const cm_rma_t *rma)   { return rma->rank; }
 int cm_rma_nprocs(const cm_rma_t *rma) { return rma->nprocs; }
 bool cm_rma_progress_thread_running(const cm_rma_t *rma) { return rma->thread_running; }
 
-void cm_rma_describe_peer(cm_rma_t *rma, int pe, char *buf, size_t len)
+/* UCX's description of the endpoint to pe (ucp_ep_print_info), to free(); NULL if none. */
+static char *cm_rma_ep_info(cm_rma_t *rma, int pe)
 {
-    char *text = NULL, *line, *save = NULL;
-    size_t text_len = 0, used = 0;
+    char *text = NULL;
+    size_t text_len = 0;
     FILE *f = open_memstream(&text, &text_len);
 
-    buf[0] = '\0';
     if (f == NULL) {
-        return;
+        return NULL;
     }
-    /* UCX prints the endpoint's lanes as "lane[0]:  3:sysv/memory.0 md[2] ...". */
     ucp_ep_print_info(rma->eps[pe], f);
     fclose(f);
+    return text;
+}
+
+/*
+ * The transport of a lane line, "lane[1]:  2:rc_verbs/rxe0:1.0 md[1] -> ... rma_bw#0 am",
+ * cut in place after it ("rc_verbs/rxe0:1.0"); NULL for other lines. Read the line's roles
+ * before: the cut ends the line.
+ */
+static char *cm_rma_lane_transport(char *line)
+{
+    char *p = strstr(line, "lane["), *end;
+
+    if (p == NULL || (p = strchr(p, ':')) == NULL || (p = strchr(p + 1, ':')) == NULL) {
+        return NULL;
+    }
+    p++;
+    end = strpbrk(p, " \t");
+    if (end != NULL) {
+        *end = '\0';
+    }
+    return p;
+}
+
+void cm_rma_describe_peer(cm_rma_t *rma, int pe, char *buf, size_t len)
+{
+    char *text = cm_rma_ep_info(rma, pe), *line, *save = NULL, *p, *end;
+    size_t used = 0;
+
+    buf[0] = '\0';
+    if (text == NULL) {
+        return;
+    }
     for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-        char *p = strstr(line, "lane["), *colon, *end;
-        if (p == NULL || (p = strchr(p, ':')) == NULL) {
+        if ((p = cm_rma_lane_transport(line)) == NULL) {
             continue;
-        }
-        p++;
-        while (*p == ' ') {
-            p++;
-        }
-        colon = strchr(p, ':');
-        if (colon == NULL) {
-            continue;
-        }
-        p   = colon + 1;
-        end = strpbrk(p, " \t");
-        if (end != NULL) {
-            *end = '\0';
         }
         if ((end = strrchr(p, '.')) != NULL && strchr(p, '/') < end) {
             *end = '\0'; /* drop the path index "memory.0" */
@@ -303,32 +320,18 @@ void cm_rma_describe_peer(cm_rma_t *rma, int pe, char *buf, size_t len)
  */
 bool cm_rma_ucx_fence_orders(cm_rma_t *rma, int pe)
 {
-    char *text = NULL, *line, *save = NULL, first[64] = "";
-    size_t text_len = 0;
+    char *text = cm_rma_ep_info(rma, pe), *line, *save = NULL, *tl, first[64] = "";
     bool amo = false, hw_rma = false, orders = true;
-    FILE *f = open_memstream(&text, &text_len);
 
-    if (f == NULL) {
+    if (text == NULL) {
         return false;
     }
-    ucp_ep_print_info(rma->eps[pe], f);
-    fclose(f);
-    /* "lane[1]:  2:rc_verbs/rxe0:1.0 md[1] -> md[1]/ib/sysdev[255] rma_bw#0 amo#0 am" */
     for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-        char *p = strstr(line, "lane["), *tl, *end;
-        bool rma_role, amo_role;
-        if (p == NULL || (p = strchr(p, ':')) == NULL || (tl = strchr(p + 1, ':')) == NULL) {
+        bool rma_role = strstr(line, " rma#") != NULL || strstr(line, " rma_bw#") != NULL;
+        bool amo_role = strstr(line, " amo#") != NULL;
+
+        if ((!rma_role && !amo_role) || (tl = cm_rma_lane_transport(line)) == NULL) {
             continue;
-        }
-        tl++;
-        rma_role = strstr(line, " rma#") != NULL || strstr(line, " rma_bw#") != NULL;
-        amo_role = strstr(line, " amo#") != NULL;
-        if (!rma_role && !amo_role) {
-            continue;
-        }
-        end = strpbrk(tl, " \t");
-        if (end != NULL) {
-            *end = '\0';
         }
         if (first[0] == '\0') {
             snprintf(first, sizeof(first), "%s", tl);

@@ -19,13 +19,19 @@ cluster_up
 export CM_APPS_DIR="$top_builddir/apps"
 stats="$cluster_dir/stats.json"
 
+# two_hosts: mp_init info at 2 + 2 (statistics in $stats) ran in two network namespaces, and the
+# launcher counted two nodes.
+two_hosts() {
+    cluster_run 2,2 CM_STATS="$stats" "$MP/mp_init" info
+    [ "$(printf '%s\n' "$out" | grep -o 'netns=net:\[[0-9]*\]' | sort -u | wc -l)" -eq 2 ] ||
+        fail "the ranks did not run on two hosts"
+    grep -q '"nodes": 2' "$stats" || fail "the statistics do not count two nodes"
+}
+
 note "where the ranks run, and over what"
-cluster_run 2,2 CM_STATS="$stats" "$MP/mp_init" info
-[ "$(printf '%s\n' "$out" | grep -o 'netns=net:\[[0-9]*\]' | sort -u | wc -l)" -eq 2 ] ||
-    fail "the ranks did not run on two hosts"
+two_hosts
 grep -q '"transports": "[^"]*tcp/cmveth' "$stats" || fail "no rank reached another over tcp/cmveth"
 grep -Eq '"transports": "[^"]*(posix|sysv)/memory' "$stats" || fail "no rank used shared memory inside its host"
-grep -q '"nodes": 2' "$stats" || fail "the statistics do not count two nodes"
 
 settings=("CM_PROTOCOL=treadmarks" "CM_PROTOCOL=treadmarks CM_TMK_WRITE_DETECT=scan")
 mapped=()
@@ -79,10 +85,7 @@ cluster_down
 cluster_up shared
 stats="$cluster_dir/stats.json"
 note "hosts sharing /dev/shm: what the launcher and UCX each see"
-cluster_run 2,2 CM_STATS="$stats" "$MP/mp_init" info
-[ "$(printf '%s\n' "$out" | grep -o 'netns=net:\[[0-9]*\]' | sort -u | wc -l)" -eq 2 ] ||
-    fail "the ranks did not run in two network namespaces"
-grep -q '"nodes": 2' "$stats" || fail "the launcher does not see two nodes"
+two_hosts
 grep -o '"transports": "[^"]*"' "$stats" | sort | uniq -c | sed 's/^/  /'
 for setting in "${settings[@]:0:3}"; do
     note "litmus, hosts sharing /dev/shm, 2 + 2, $setting"
