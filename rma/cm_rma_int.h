@@ -101,14 +101,50 @@ struct cm_rma {
         cm_rma_am_handler_t fn;
         void                *arg;
     } am[CM_RMA_AM_MAX_ID];
-    bool               direct_pending; /* copies into directly mapped memory since the last flush */
-    bool               fence_pending;  /* UCX operations issued before a fence: complete them before a copy */
     bool               strong_fence;   /* ucp_worker_fence does not order every peer's operations:
                                           complete them before the next UCX operation too */
-    bool               ucx_pending;    /* UCX operations that may be incomplete since the last flush_all */
+    /*
+     * UCX operations in flight, as counts: the application thread and an offload thread
+     * (CHH*, NSH*) issue through one worker, and a flush one thread began before the other
+     * issued an operation does not complete that operation. A flag cleared after any flush
+     * let a directory update skip the flush of its entry's get and read the words before
+     * they came (the page's home moved a second time, and stores were lost). Each
+     * operation that needs a flush counts itself once issued; a worker flush completes
+     * what was counted when it began.
+     */
+    uint64_t           ucx_issued;     /* operations issued through UCX (atomic) */
+    uint64_t           ucx_flushed;    /* ... of which complete: counted before a worker flush */
+    uint64_t           ucx_fenced;     /* ... issued before the latest fence */
+    /* Operands of non-blocking atomics (the application thread's: nobody else issues them),
+     * kept until a flush completes the operations that read them. */
+    uint64_t           stash_seq;      /* ucx_issued once the last of them was issued */
     unsigned           stash_used;
     uint64_t           stash[CM_RMA_STASH];
 };
+
+/* An operation that needs a flush to complete was issued through UCX: counted after the
+ * issue, so that a flush begun after the count completes it. Returns the new count. */
+static inline uint64_t cm_rma_ucx_count(cm_rma_t *rma)
+{
+    return __atomic_add_fetch(&rma->ucx_issued, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Operations issued through UCX that no flush of all has completed yet? */
+static inline bool cm_rma_ucx_pending(cm_rma_t *rma)
+{
+    return __atomic_load_n(&rma->ucx_issued, __ATOMIC_SEQ_CST) >
+           __atomic_load_n(&rma->ucx_flushed, __ATOMIC_SEQ_CST);
+}
+
+/* *v = max(*v, x), from any thread. */
+static inline void cm_rma_seq_raise(uint64_t *v, uint64_t x)
+{
+    uint64_t cur = __atomic_load_n(v, __ATOMIC_SEQ_CST);
+
+    while (cur < x &&
+           !__atomic_compare_exchange_n(v, &cur, x, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    }
+}
 
 static inline void cm_rma_cpu_relax(void)
 {

@@ -92,14 +92,19 @@ void cm_rma_delay_until(cm_rma_t *rma, uint64_t ready)
 }
 
 /*
- * Keeps an operand alive until the next flush_all (which empties the stash;
- * a full stash flushes first).
+ * Keeps an operand (or a reply nobody reads) alive until a flush has completed
+ * the operation: a ring, flushed before it comes round if no flush has since.
  */
 static uint64_t *cm_rma_stash(cm_rma_t *rma, uint64_t value, cm_status_t *status)
 {
     *status = CM_OK;
     if (rma->stash_used == CM_RMA_STASH) {
-        *status = cm_rma_flush_all(rma);
+        /* Round again once what read the operands is complete: flushed since, or now. (Not
+         * sooner: the reply slot of the operation being issued may be the last one taken.) */
+        if (__atomic_load_n(&rma->ucx_flushed, __ATOMIC_SEQ_CST) < rma->stash_seq) {
+            *status = cm_rma_flush_all(rma);
+        }
+        rma->stash_used = 0;
     }
     rma->stash[rma->stash_used] = value;
     return &rma->stash[rma->stash_used++];
@@ -119,13 +124,12 @@ static uint64_t *cm_rma_stash(cm_rma_t *rma, uint64_t value, cm_status_t *status
 cm_status_t cm_rma_ucx_complete(cm_rma_t *rma, const char *what)
 {
     ucp_request_param_t param = {0};
+    uint64_t upto = __atomic_load_n(&rma->ucx_issued, __ATOMIC_SEQ_CST);
     cm_status_t status;
 
     status = cm_rma_req_wait(rma, ucp_worker_flush_nbx(rma->worker, &param), what, -1);
     if (status == CM_OK) {
-        rma->ucx_pending   = false;
-        rma->fence_pending = false;
-        rma->stash_used    = 0;
+        cm_rma_seq_raise(&rma->ucx_flushed, upto);
     }
     return status;
 }
@@ -137,7 +141,8 @@ cm_status_t cm_rma_ucx_complete(cm_rma_t *rma, const char *what)
  */
 static inline cm_status_t cm_rma_fence_settle(cm_rma_t *rma, bool direct)
 {
-    if (rma->fence_pending && (direct || rma->strong_fence)) {
+    if ((direct || rma->strong_fence) && __atomic_load_n(&rma->ucx_fenced, __ATOMIC_SEQ_CST) >
+                                             __atomic_load_n(&rma->ucx_flushed, __ATOMIC_SEQ_CST)) {
         return cm_rma_ucx_complete(rma, "fence");
     }
     return CM_OK;
@@ -178,7 +183,6 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
             CM_RMA_COUNT(rma->stats.puts, 1);
             CM_RMA_COUNT(rma->stats.bytes_put, len);
             cm_rma_copy_once(remote, local, len);
-            rma->direct_pending = true;
             if (ready != 0) {
                 cm_rma_delay_defer(rma, pe, ready);
             }
@@ -197,8 +201,6 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
     if ((status = cm_rma_fence_settle(rma, false)) != CM_OK) {
         return status;
     }
-    /* A put completes only locally here, a get_nbi not at all: both need a flush. */
-    rma->ucx_pending |= put || !blocking;
     if (put) {
         CM_RMA_COUNT(rma->stats.puts, 1);
         CM_RMA_COUNT(rma->stats.bytes_put, len);
@@ -211,12 +213,16 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
                           &param);
     }
     if (!blocking) {
+        cm_rma_ucx_count(rma); /* non-blocking: complete at a flush */
         if (ready != 0) {
             cm_rma_delay_defer(rma, pe, ready);
         }
         return cm_rma_req_release(req, what, pe);
     }
     status = cm_rma_req_wait(rma, req, what, pe);
+    if (put) {
+        cm_rma_ucx_count(rma); /* a put completes only locally here: at the target at a flush */
+    }
     if (put && ready != 0) {
         cm_rma_delay_defer(rma, pe, ready);
     } else {
@@ -268,7 +274,6 @@ cm_status_t cm_rma_put_u64_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t v
     }
     __atomic_store_n((uint64_t *)(void *)(seg->rbase[pe] + ((uintptr_t)addr - seg->base)), value,
                      __ATOMIC_RELAXED);
-    rma->direct_pending = true;
     cm_rma_wake_peer(rma, pe); /* it may sleep on this word */
     return CM_OK;
 }
@@ -371,10 +376,12 @@ static cm_status_t cm_rma_atomic_nbi(cm_rma_t *rma, ucp_atomic_op_t op, const ch
         cm_rma_delay_defer(rma, pe, ready);
     }
     CM_RMA_COUNT(rma->stats.atomics, 1);
-    rma->ucx_pending = true;
-    return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], op, operand, 1,
-                                                (uint64_t)(uintptr_t)addr, seg->rkeys[pe], &param),
-                              what, pe);
+    status = cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], op, operand, 1,
+                                                  (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
+                                                  &param),
+                                what, pe);
+    rma->stash_seq = cm_rma_ucx_count(rma);
+    return status;
 }
 
 cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
@@ -388,7 +395,7 @@ cm_status_t cm_rma_fence(cm_rma_t *rma)
 
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     /* Copies issued before are done; UCX operations issued before are not, necessarily. */
-    rma->fence_pending = rma->ucx_pending;
+    cm_rma_seq_raise(&rma->ucx_fenced, __atomic_load_n(&rma->ucx_issued, __ATOMIC_SEQ_CST));
     st = ucp_worker_fence(rma->worker);
     if (st != UCS_OK) {
         cm_error("fence failed: %s", ucs_status_string(st));
@@ -407,13 +414,10 @@ cm_status_t cm_rma_flush(cm_rma_t *rma, int pe)
     ucp_request_param_t param = {0};
     cm_status_t status;
 
-    /* Copies into directly mapped memory are ordered before what follows. */
-    if (rma->direct_pending) {
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        rma->direct_pending = false;
-    }
-
-    if (rma->ucx_pending) {
+    /* Copies into directly mapped memory are ordered before what follows (a flag saying
+     * whether there were any would be another thread's to clear). */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (cm_rma_ucx_pending(rma)) {
         status = cm_rma_req_wait(rma, ucp_ep_flush_nbx(rma->eps[pe], &param), "flush", pe);
         CM_RMA_COUNT(rma->stats.flushes, 1);
     } else {
@@ -430,18 +434,13 @@ cm_status_t cm_rma_flush_all(cm_rma_t *rma)
 {
     cm_status_t status;
 
-    if (rma->direct_pending) {
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        rma->direct_pending = false;
-    }
-
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     /* The protocol flushes at every acquire and release, mostly with nothing in flight. */
-    if (rma->ucx_pending) {
+    if (cm_rma_ucx_pending(rma)) {
         status = cm_rma_ucx_complete(rma, "flush of all ranks");
         CM_RMA_COUNT(rma->stats.flushes, 1);
     } else {
-        status          = CM_OK;
-        rma->stash_used = 0; /* nothing in UCX reads an operand */
+        status = CM_OK;
     }
     if (rma->pending_all_ns != 0) {
         cm_rma_delay_until(rma, rma->pending_all_ns);

@@ -4,8 +4,9 @@
  * many sizes, non-blocking puts/gets with flush, atomics under contention, a
  * compare-and-swap mutex, a token ring through cm_rma_wait_u64, the direct
  * mapping capability and the progress thread state; that a put into
- * directly mapped memory stores each word once, and that a fence orders a
- * copy to mapped memory behind an atomic UCX has not carried out yet.
+ * directly mapped memory stores each word once, that a fence orders a
+ * copy to mapped memory behind an atomic UCX has not carried out yet, and
+ * that a flush completes our get while another thread flushes its puts.
  *
  *   mp_rma [--expect-mapped yes|no] [--expect-thread yes|no] [--iters K]
  */
@@ -15,6 +16,7 @@
 
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
 
@@ -91,6 +93,86 @@ static void test_fence_order(void)
                    "sleeping peer)\n", waited, np - 1);
         }
         barrier();
+    }
+}
+
+/* The second thread of test_threads: puts, fences and flushes, as an offload thread does. */
+static int threads_stop;
+
+static void *threads_other(void *arg)
+{
+    static const uint64_t v = 0x5a5a5a5a5a5a5a5aull; /* read by UCX until the flush */
+    unsigned n = 0;
+
+    (void)arg;
+    while (!__atomic_load_n(&threads_stop, __ATOMIC_ACQUIRE)) {
+        int pe = (me + 1 + (int)(n % (unsigned)(np - 1))) % np;
+        /* Into our slot at pe, past the words the main threads read. */
+        MP_OK(cm_rma_put_nbi(rma, pe, slot(me) + SLOT_SIZE / 2 + (n % 64) * 8, &v, sizeof(v)));
+        MP_OK(cm_rma_fence(rma));
+        MP_OK(cm_rma_flush_all(rma));
+        n++;
+    }
+    return NULL;
+}
+
+/*
+ * Two threads issuing through one worker (the application's and an offload thread's, under
+ * CHH* and NSH*): a flush that the other thread began before our get was issued does not
+ * complete it, so it must not excuse ours. Each get_nbi is flushed and must have landed;
+ * meanwhile a second thread puts, fences and flushes all, without pause. Needs the
+ * multi-threaded worker the progress thread brings (gets reach only UCX peers' slots).
+ */
+static void test_threads(int iters)
+{
+    unsigned long checked = 0;
+    pthread_t t;
+    int rc;
+
+    int unmapped = 0;
+
+    for (int pe = 0; pe < np; pe++) {
+        unmapped += (cm_rma_ptr(rma, pe, slot(pe)) == NULL);
+    }
+    /* The same answer at every rank (mapped is symmetric, the thread's setting the job's). */
+    if (!cm_rma_progress_thread_running(rma) || unmapped == 0) {
+        if (me == 0) {
+            printf("mp_rma: two threads skipped: %s\n",
+                   (unmapped == 0) ? "every peer is mapped (a get is a copy, complete at once)"
+                                   : "no progress thread, so the worker is single-threaded");
+        }
+        return;
+    }
+    for (size_t i = 0; i < 4096; i++) {
+        slot(me)[i] = (char)pattern(me, me, i);
+    }
+    barrier();
+    __atomic_store_n(&threads_stop, 0, __ATOMIC_RELEASE);
+    rc = pthread_create(&t, NULL, threads_other, NULL);
+    MP_CHECK(rc == 0, "pthread_create: %s", strerror(rc));
+    for (int i = 0; i < iters * 20; i++) {
+        int pe = (me + 1 + i % (np - 1)) % np;
+        size_t off = (size_t)(i % 512) * 8;
+        uint64_t got = 0, want;
+        unsigned char w[8];
+        if (cm_rma_ptr(rma, pe, slot(pe)) != NULL) {
+            continue; /* a copy, complete at once */
+        }
+        for (size_t b = 0; b < 8; b++) {
+            w[b] = pattern(pe, pe, off + b);
+        }
+        memcpy(&want, w, sizeof(want));
+        MP_OK(cm_rma_get_nbi(rma, pe, &got, slot(pe) + off, sizeof(got)));
+        MP_OK(cm_rma_flush(rma, pe));
+        MP_CHECK(got == want, "get of 8 bytes from rank %d, flushed while another thread "
+                 "flushed too: read %#" PRIx64 ", not %#" PRIx64, pe, got, want);
+        checked++;
+    }
+    __atomic_store_n(&threads_stop, 1, __ATOMIC_RELEASE);
+    pthread_join(t, NULL);
+    barrier();
+    if (me == 0) {
+        printf("mp_rma: two threads: %lu gets flushed beside another thread's flushes\n", checked);
     }
 }
 
@@ -513,6 +595,7 @@ int main(int argc, char **argv)
     MP_CHECK(cm_rt.shared_size >= (size_t)np * SLOT_SIZE, "CM_SHARED_SIZE too small for %d ranks", np);
 
     test_fence_order();
+    test_threads(iters);
     test_get();
     test_put();
     test_fadd(iters);
