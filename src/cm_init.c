@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -30,6 +31,10 @@ cm_runtime_t cm_rt;
 
 /* Keep the metadata segment a large-page distance away from the shared region. */
 #define CM_META_ALIGN (2ul << 20)
+
+/* How long a rank whose start failed without a word of its own waits for the rank that says
+ * why to end the job. */
+#define CM_INIT_QUIET_WAIT_S 10
 
 static void cm_rt_abort_hook(int status, const char *msg)
 {
@@ -254,6 +259,14 @@ static int cm_rt_init(int *argc, char ***argv)
 err:
     /* The cause was logged where it was found; end every rank of the job. */
     fflush(stdout);
+    if (cm_rt.boot != NULL && cm_rt.nprocs > 1 && cm_log_error_count() == 0) {
+        /* A refusal the job shares is said once, by rank 0 or each host's first rank; the
+         * others fail quietly. Aborting at once, they raced the one that speaks: the launcher
+         * ended it before its line was out (seen across hosts under load). Its abort ends us;
+         * if none comes (it failed without a word), ours does. */
+        struct timespec ts = {.tv_sec = CM_INIT_QUIET_WAIT_S};
+        nanosleep(&ts, NULL);
+    }
     cm_rt_abort_hook(1, cm_status_string(status));
     _exit(1);
 }

@@ -11,6 +11,7 @@ cm_log_level_t cm_log_level = CM_LOG_WARN;
 
 static int cm_log_rank = -2; /* -2: not looked up yet, -1: unknown */
 static cm_log_abort_fn_t cm_log_abort_hook;
+static unsigned cm_log_errors; /* error lines this process wrote */
 
 static const char *const cm_log_level_names[] = {"error", "warning", "info", "debug"};
 
@@ -49,6 +50,9 @@ void cm_logv(cm_log_level_t level, const char *fmt, va_list ap)
     if (level > cm_log_level) {
         return;
     }
+    if (level == CM_LOG_ERROR) {
+        __atomic_add_fetch(&cm_log_errors, 1, __ATOMIC_RELAXED);
+    }
     if (rank >= 0) {
         n = snprintf(line, sizeof(line), "cashmere[%d]: %s: ", rank, cm_log_level_names[level]);
     } else {
@@ -67,6 +71,11 @@ void cm_logv(cm_log_level_t level, const char *fmt, va_list ap)
     if (write(STDERR_FILENO, line, len) < 0) {
         /* nowhere left to report it */
     }
+}
+
+unsigned cm_log_error_count(void)
+{
+    return __atomic_load_n(&cm_log_errors, __ATOMIC_RELAXED);
 }
 
 void cm_log(cm_log_level_t level, const char *fmt, ...)

@@ -24,6 +24,8 @@ int cm_log_get_rank(void);
 
 void cm_log(cm_log_level_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cm_logv(cm_log_level_t level, const char *fmt, va_list ap);
+/* Error lines this process has written so far. */
+unsigned cm_log_error_count(void);
 
 #define cm_error(...) cm_log(CM_LOG_ERROR, __VA_ARGS__)
 #define cm_warn(...)  cm_log(CM_LOG_WARN, __VA_ARGS__)
