@@ -161,45 +161,43 @@ map_here:
     return CM_OK;
 }
 
-/* A line of /proc/self/status or /proc/meminfo, in kB; -1 if absent. */
-static long cm_rma_proc_kb(const char *file, const char *field)
+/* The value of a "Field:  value" line of /proc/self/status or /proc/meminfo, into line
+ * (whose start it returns); NULL if absent. */
+static const char *cm_rma_proc_field(const char *file, const char *field, char *line, size_t len)
 {
     size_t flen = strlen(field);
-    char line[256];
-    long kb = -1;
+    const char *value = NULL;
     FILE *f = fopen(file, "r");
 
     if (f == NULL) {
-        return -1;
+        return NULL;
     }
-    while (fgets(line, sizeof(line), f) != NULL) {
+    while (fgets(line, (int)len, f) != NULL) {
         if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
-            kb = strtol(line + flen + 1, NULL, 10);
+            value = line + flen + 1;
             break;
         }
     }
     fclose(f);
-    return kb;
+    return value;
+}
+
+/* A /proc field in kB; -1 if absent. */
+static long cm_rma_proc_kb(const char *file, const char *field)
+{
+    char line[256];
+    const char *v = cm_rma_proc_field(file, field, line, sizeof(line));
+
+    return (v != NULL) ? strtol(v, NULL, 10) : -1;
 }
 
 /* Does this process hold CAP_IPC_LOCK (pinning then ignores RLIMIT_MEMLOCK)? */
 static bool cm_rma_can_lock(void)
 {
     char line[256];
-    bool can = false;
-    FILE *f = fopen("/proc/self/status", "r");
+    const char *v = cm_rma_proc_field("/proc/self/status", "CapEff", line, sizeof(line));
 
-    if (f == NULL) {
-        return false;
-    }
-    while (fgets(line, sizeof(line), f) != NULL) {
-        if (strncmp(line, "CapEff:", 7) == 0) {
-            can = (strtoull(line + 7, NULL, 16) >> 14) & 1; /* CAP_IPC_LOCK is 14 */
-            break;
-        }
-    }
-    fclose(f);
-    return can;
+    return (v != NULL) && ((strtoull(v, NULL, 16) >> 14) & 1); /* CAP_IPC_LOCK is 14 */
 }
 
 cm_status_t cm_rma_pin_budget(cm_rma_t *rma, int local_procs, bool *pins, size_t *limit,
