@@ -129,11 +129,16 @@ static inline uint64_t cm_rma_ucx_count(cm_rma_t *rma)
     return __atomic_add_fetch(&rma->ucx_issued, 1, __ATOMIC_SEQ_CST);
 }
 
+/* Has a flush of all completed the first seq operations counted (ucx_issued's values)? */
+static inline bool cm_rma_ucx_flushed_to(cm_rma_t *rma, uint64_t seq)
+{
+    return __atomic_load_n(&rma->ucx_flushed, __ATOMIC_SEQ_CST) >= seq;
+}
+
 /* Operations issued through UCX that no flush of all has completed yet? */
 static inline bool cm_rma_ucx_pending(cm_rma_t *rma)
 {
-    return __atomic_load_n(&rma->ucx_issued, __ATOMIC_SEQ_CST) >
-           __atomic_load_n(&rma->ucx_flushed, __ATOMIC_SEQ_CST);
+    return !cm_rma_ucx_flushed_to(rma, __atomic_load_n(&rma->ucx_issued, __ATOMIC_SEQ_CST));
 }
 
 /* *v = max(*v, x), from any thread. */

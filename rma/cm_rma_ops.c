@@ -101,7 +101,7 @@ static uint64_t *cm_rma_stash(cm_rma_t *rma, uint64_t value, cm_status_t *status
     if (rma->stash_used == CM_RMA_STASH) {
         /* Round again once what read the operands is complete: flushed since, or now. (Not
          * sooner: the reply slot of the operation being issued may be the last one taken.) */
-        if (__atomic_load_n(&rma->ucx_flushed, __ATOMIC_SEQ_CST) < rma->stash_seq) {
+        if (!cm_rma_ucx_flushed_to(rma, rma->stash_seq)) {
             *status = cm_rma_flush_all(rma);
         }
         rma->stash_used = 0;
@@ -141,8 +141,8 @@ cm_status_t cm_rma_ucx_complete(cm_rma_t *rma, const char *what)
  */
 static inline cm_status_t cm_rma_fence_settle(cm_rma_t *rma, bool direct)
 {
-    if ((direct || rma->strong_fence) && __atomic_load_n(&rma->ucx_fenced, __ATOMIC_SEQ_CST) >
-                                             __atomic_load_n(&rma->ucx_flushed, __ATOMIC_SEQ_CST)) {
+    if ((direct || rma->strong_fence) &&
+        !cm_rma_ucx_flushed_to(rma, __atomic_load_n(&rma->ucx_fenced, __ATOMIC_SEQ_CST))) {
         return cm_rma_ucx_complete(rma, "fence");
     }
     return CM_OK;

@@ -126,10 +126,8 @@ static void *threads_other(void *arg)
 static void test_threads(int iters)
 {
     unsigned long checked = 0;
+    int rc, unmapped = 0;
     pthread_t t;
-    int rc;
-
-    int unmapped = 0;
 
     for (int pe = 0; pe < np; pe++) {
         unmapped += (cm_rma_ptr(rma, pe, slot(pe)) == NULL);
