@@ -80,11 +80,16 @@ has_column() {
         END {exit !found}' <<< "$VARIANTS_SHM"
 }
 # runs_over SETTING TRANSPORT: whether the variant of the setting runs over that transport.
+# variants_over TRANSPORT: cm_info's variant table for it (across hosts as over TCP: nothing
+# mapped).
+variants_over() {
+    if [ "$1" = shm ]; then echo "$VARIANTS_SHM"; else echo "$VARIANTS_TCP"; fi
+}
+
 runs_over() {
     case "$1" in treadmarks) return 0 ;; esac
-    local table=$VARIANTS_SHM
-    [ "$2" = shm ] || table=$VARIANTS_TCP # across hosts as over TCP: nothing mapped
-    awk -v v="${1%/*}" '$1 == v && $2 == "available" {found = 1} END {exit !found}' <<< "$table"
+    awk -v v="${1%/*}" '$1 == v && $2 == "available" {found = 1} END {exit !found}' \
+        <<< "$(variants_over "$2")"
 }
 
 rounds=1
@@ -317,7 +322,7 @@ for ((k = 1; k <= rounds; k++)); do
     for n in $procs; do for t in $transports; do for s in $settings; do
         if ! runs_over "$s" "$t"; then
             [ "$k" = 1 ] && [ "$n" = "${procs%% *}" ] &&
-                echo "stress: $s over $t: not run ($(awk -v v="${s%/*}" '$1 == v' <<< "$([ "$t" = shm ] && echo "$VARIANTS_SHM" || echo "$VARIANTS_TCP")" | sed -n 's/.* why=//p'))"
+                echo "stress: $s over $t: not run ($(awk -v v="${s%/*}" '$1 == v' <<< "$(variants_over "$t")" | sed -n 's/.* why=//p'))"
             continue
         fi
         for c in $cases; do rl+=("$c $s $t $n $k"); done
