@@ -103,6 +103,7 @@ struct cm_rma {
     } am[CM_RMA_AM_MAX_ID];
     bool               strong_fence;   /* ucp_worker_fence does not order every peer's operations:
                                           complete them before the next UCX operation too */
+    bool               self_amo_cpu;   /* our own words' atomics are CPU atomics, done here */
     /*
      * UCX operations in flight, as counts: the application thread and an offload thread
      * (CHH*, NSH*) issue through one worker, and a flush one thread began before the other
@@ -293,5 +294,6 @@ static inline void cm_rma_wake_peer(cm_rma_t *rma, int pe)
 
 /* Does ucp_worker_fence order every operation issued to pe? (cm_rma_ucx.c) */
 bool cm_rma_ucx_fence_orders(cm_rma_t *rma, int pe);
+bool cm_rma_ucx_cpu_atomics(cm_rma_t *rma);
 
 #endif

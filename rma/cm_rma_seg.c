@@ -411,6 +411,9 @@ cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, cm_rma_seg_kin
                 rma->strong_fence = true;
             }
         }
+        rma->self_amo_cpu = cm_rma_ucx_cpu_atomics(rma);
+        cm_debug("rma: atomics on our own words: %s",
+                 rma->self_amo_cpu ? "CPU atomics, here" : "through UCX (a NIC executes them)");
         rma->shm_known = true;
     }
 

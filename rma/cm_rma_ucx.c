@@ -345,5 +345,41 @@ bool cm_rma_ucx_fence_orders(cm_rma_t *rma, int pe)
     return orders && (amo || !hw_rma);
 }
 
+/*
+ * Are all atomics on our words executed by a CPU? True where no endpoint has an atomic lane
+ * on a NIC: every atomic lane is shared memory or self (CPU atomics on the mapping), and
+ * the rest are emulated (UCX's "amo_am": the target's progress runs a CPU atomic). Then an
+ * atomic on our own word may be a CPU atomic here, at once. Not where a NIC executes
+ * atomics: InfiniBand makes them atomic only among the NIC's own (IBV_ATOMIC_HCA), so ours
+ * must go through it too.
+ */
+bool cm_rma_ucx_cpu_atomics(cm_rma_t *rma)
+{
+    static const char *const cpu_tl[] = {"self/", "posix/", "sysv/", "xpmem/"};
+    bool cpu = true;
+
+    for (int pe = 0; pe < rma->nprocs && cpu; pe++) {
+        char *text = cm_rma_ep_info(rma, pe), *line, *save = NULL, *tl;
+
+        if (text == NULL) {
+            return false;
+        }
+        for (line = strtok_r(text, "\n", &save); line != NULL && cpu;
+             line = strtok_r(NULL, "\n", &save)) {
+            bool amo_role = strstr(line, " amo#") != NULL, known = false;
+
+            if (!amo_role || (tl = cm_rma_lane_transport(line)) == NULL) {
+                continue;
+            }
+            for (size_t i = 0; i < sizeof(cpu_tl) / sizeof(cpu_tl[0]); i++) {
+                known |= strncmp(tl, cpu_tl[i], strlen(cpu_tl[i])) == 0;
+            }
+            cpu = known;
+        }
+        free(text);
+    }
+    return cpu;
+}
+
 ucp_worker_h cm_rma_ucp_worker(cm_rma_t *rma) { return rma->worker; }
 ucp_ep_h cm_rma_ucp_ep(cm_rma_t *rma, int pe) { return rma->eps[pe]; }

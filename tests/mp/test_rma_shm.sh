@@ -17,7 +17,7 @@ note "atomics UCX emulates with messages (UCX_ATOMIC_MODE=device): a fence order
 note "behind a swap still waiting for its sleeping target"
 # (CM_WAIT=spin: blocking waits would start a progress thread, which serves the swap at once.)
 expect_ok env UCX_ATOMIC_MODE=device CM_WAIT=spin "$CMRUN" -n 4 "$MP/mp_rma" --expect-mapped yes
-expect_out "mp_rma: swap, fence, get in order at every peer \([1-9][0-9]* of 3 waited"
+expect_out "mp_rma: swap, fence, get in order at every rank \([1-9][0-9]* of 3 waited"
 note "the protocol with every atomic emulated, both directory forms"
 for dir in mcs cas; do
     expect_ok env UCX_ATOMIC_MODE=device CM_DIRECTORY=$dir "$CMRUN" -n 4 "$MP/mp_litmus" all \
