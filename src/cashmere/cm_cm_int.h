@@ -208,9 +208,13 @@ static inline void cm_cm_mark_dirty(uint64_t p)
  * Writes len bytes at app address addr through to home's copy of them, taken from src: one
  * more plain store (each byte once, aligned words whole) where the home's memory is mapped
  * here, returning true (the caller fences before publishing); else an RMA put, returning
- * false (ordered by the caller's fence or flush; src must stay as it is until the next flush).
+ * false (ordered by the caller's fence or flush). A put reads src when UCX sends it: at once,
+ * unless it waits for send resources. With `live` (src is memory the application goes on
+ * storing to) the put has read src when this returns; else src must stay as it is until the
+ * next flush.
  */
-static inline bool cm_cm_write_through_from(int home, uintptr_t addr, const void *src, size_t len)
+static inline bool cm_cm_write_through_from(int home, uintptr_t addr, const void *src, size_t len,
+                                            bool live)
 {
     char *net = cm_cm.net + (addr - (uintptr_t)cm_cm.app);
     cm_status_t status;
@@ -219,7 +223,8 @@ static inline bool cm_cm_write_through_from(int home, uintptr_t addr, const void
         cm_rma_copy_once((char *)addr + cm_cm.home_delta[home], src, len);
         return true;
     }
-    status = cm_rma_put_nbi(cm_cm.rma, home, net, src, len);
+    status = live ? cm_rma_put(cm_cm.rma, home, net, src, len)
+                  : cm_rma_put_nbi(cm_cm.rma, home, net, src, len);
     if (status != CM_OK) {
         cm_fatal(1, "write-through of %zu bytes to rank %d failed: %s", len, home,
                  cm_status_string(status));
@@ -227,11 +232,17 @@ static inline bool cm_cm_write_through_from(int home, uintptr_t addr, const void
     return false;
 }
 
-/* As cm_cm_write_through_from, from our network view of the same bytes (never protected: a
- * later invalidation must not fault inside the transport). */
+/*
+ * As cm_cm_write_through_from, from our network view of the same bytes (never protected: a
+ * later invalidation must not fault inside the transport), which the application goes on
+ * storing to. A put left waiting for send resources (soft-RoCE under load) went out later
+ * with a later value: a word's delayed put carried an intermediate sum, and the bytes found
+ * changed at the release (only those) left the home with a mix of the two.
+ */
 static inline bool cm_cm_write_through(int home, uintptr_t addr, size_t len)
 {
-    return cm_cm_write_through_from(home, addr, cm_cm.net + (addr - (uintptr_t)cm_cm.app), len);
+    return cm_cm_write_through_from(home, addr, cm_cm.net + (addr - (uintptr_t)cm_cm.app), len,
+                                    true);
 }
 
 /* Line bytes fetched from the home into our copy (network view): all of [addr, addr + len)

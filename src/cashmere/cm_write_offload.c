@@ -82,7 +82,7 @@ static void cm_wo_forward(uintptr_t addr, size_t len, void *arg)
     const char *src = (const char *)cm_wo_twin(p) + (addr - (uintptr_t)cm_cm_app(p));
 
     (void)arg;
-    if (cm_cm_write_through_from(cm_wo.home[p], addr, src, len)) {
+    if (cm_cm_write_through_from(cm_wo.home[p], addr, src, len, false)) {
         cm_wo.direct = true;
     } else {
         cm_wo.sent = true;
