@@ -90,7 +90,7 @@ done
 
 if [ "$mode" = --long ]; then
     note "cm_bench next to ucx_perftest, the same guests (TCG: read the ratios)"
-    "$top_srcdir/tests/vm/bench.sh" || fail "the benchmark table"
+    CMRUN=$CMRUN CM_BENCH=$CM_BENCH "$top_srcdir/tests/vm/bench.sh" || fail "the benchmark table"
 fi
 # Retransmissions (duplicate requests at a responder) mean the timeout above was too short.
 for h in vm1 vm2; do
