@@ -292,31 +292,40 @@ cm_status_t cm_rma_get_nbi(cm_rma_t *rma, int pe, void *dst, const void *addr, s
  * An atomic on our own word where every atomic on it is a CPU atomic (self_amo_cpu): done
  * here, at once, like a copy to directly mapped memory. Through UCX it goes to the self
  * endpoint, which with UCX's device atomics (UCX_ATOMIC_MODE=device, soft-RoCE) emulates it
- * with a message to ourselves: 2-5 times the cost (cm_bench --target 0). Where a NIC executes atomics, ours
- * go through it like everyone's (cm_rma_ucx_cpu_atomics).
+ * with a message to ourselves: 2-5 times the cost (cm_bench --target 0). Where a NIC
+ * executes atomics, ours go through it like everyone's (cm_rma_ucx_cpu_atomics).
  */
 static inline bool cm_rma_atomic_here(cm_rma_t *rma, int pe)
 {
     return pe == rma->rank && rma->self_amo_cpu;
 }
 
-/* UCX's operations (ucp.h, "Atomic Operations Semantic") with CPU atomics; CSWAP stores
- * `swap` where the word equals `operand`. Returns the old value. */
-static uint64_t cm_rma_atomic_cpu(ucp_atomic_op_t op, uint64_t *addr, uint64_t operand,
-                                  uint64_t swap)
+/* UCX's operations (ucp.h, "Atomic Operations Semantic") as CPU atomics, after what a fence
+ * asked for; CSWAP stores `swap` where the word equals `operand`. The old value to *old. */
+static cm_status_t cm_rma_atomic_cpu(cm_rma_t *rma, ucp_atomic_op_t op, uint64_t *addr,
+                                     uint64_t operand, uint64_t swap, uint64_t *old)
 {
     uint64_t expected = operand;
+    cm_status_t status = cm_rma_fence_settle(rma, true);
 
+    if (status != CM_OK) {
+        return status;
+    }
+    CM_RMA_COUNT(rma->stats.atomics, 1);
     switch (op) {
     case UCP_ATOMIC_OP_SWAP:
-        return __atomic_exchange_n(addr, operand, __ATOMIC_SEQ_CST);
+        *old = __atomic_exchange_n(addr, operand, __ATOMIC_SEQ_CST);
+        break;
     case UCP_ATOMIC_OP_CSWAP:
         __atomic_compare_exchange_n(addr, &expected, swap, false, __ATOMIC_SEQ_CST,
                                     __ATOMIC_SEQ_CST);
-        return expected;
+        *old = expected;
+        break;
     default: /* the only others issued: ADD */
-        return __atomic_fetch_add(addr, operand, __ATOMIC_SEQ_CST);
+        *old = __atomic_fetch_add(addr, operand, __ATOMIC_SEQ_CST);
+        break;
     }
+    return CM_OK;
 }
 
 /*
@@ -340,12 +349,7 @@ static cm_status_t cm_rma_atomic_fetch(cm_rma_t *rma, ucp_atomic_op_t op, const 
         return CM_ERR_UNSUPPORTED;
     }
     if (cm_rma_atomic_here(rma, pe)) {
-        if ((status = cm_rma_fence_settle(rma, true)) != CM_OK) {
-            return status;
-        }
-        CM_RMA_COUNT(rma->stats.atomics, 1);
-        *result = cm_rma_atomic_cpu(op, addr, value, *result);
-        return CM_OK;
+        return cm_rma_atomic_cpu(rma, op, addr, value, *result, result);
     }
     if ((status = cm_rma_fence_settle(rma, false)) != CM_OK) {
         return status;
@@ -399,16 +403,7 @@ static cm_status_t cm_rma_atomic_nbi(cm_rma_t *rma, ucp_atomic_op_t op, const ch
     }
     if (cm_rma_atomic_here(rma, pe)) {
         uint64_t was;
-
-        if ((status = cm_rma_fence_settle(rma, true)) != CM_OK) {
-            return status;
-        }
-        CM_RMA_COUNT(rma->stats.atomics, 1);
-        was = cm_rma_atomic_cpu(op, addr, value, 0);
-        if (old != NULL) {
-            *old = was;
-        }
-        return CM_OK;
+        return cm_rma_atomic_cpu(rma, op, addr, value, 0, (old != NULL) ? old : &was);
     }
     if ((status = cm_rma_fence_settle(rma, false)) != CM_OK) {
         return status;
