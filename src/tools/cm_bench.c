@@ -29,6 +29,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -45,6 +46,7 @@ void cm_bench_check(cm_status_t status, const char *what)
 static void cm_bench_ucx_wait(cm_bench_t *b, ucs_status_ptr_t req, const char *what)
 {
     ucs_status_t st;
+    unsigned idle = 0;
 
     if (req == NULL) {
         return;
@@ -52,9 +54,15 @@ static void cm_bench_ucx_wait(cm_bench_t *b, ucs_status_ptr_t req, const char *w
     if (UCS_PTR_IS_ERR(req)) {
         cm_fatal(1, "cm_bench: ucx %s: %s", what, ucs_status_string(UCS_PTR_STATUS(req)));
     }
-    cm_rma_poll_enter(b->rma); /* same conditions as the rma/ layer's own waits */
+    /* Same conditions and the same spin as the rma/ layer's own waits (cm_rma_req_wait): a
+     * bare spin starves a peer's network processing where cores are shared (ms a trip). */
+    cm_rma_poll_enter(b->rma);
     while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-        ucp_worker_progress(b->worker);
+        if (ucp_worker_progress(b->worker) != 0) {
+            idle = 0;
+        } else if (++idle >= 16) {
+            sched_yield();
+        }
     }
     cm_rma_poll_leave(b->rma);
     ucp_request_free(req);
@@ -196,14 +204,19 @@ static void cm_bench_on_pong(void *arg, int src, const void *data, size_t len)
     atomic_fetch_add(&cm_bench_pongs, 1);
 }
 
+static bool cm_bench_pong_seen(void *arg)
+{
+    return atomic_load(&cm_bench_pongs) >= *(uint64_t *)arg;
+}
+
+/* Waits as the protocols wait for a reply (cm_rma_wait_events): a bare spin on the worker
+ * takes the core from a peer's network processing on a shared machine (2-4 ms a trip). */
 static int cm_am_rtt(cm_bench_t *b, size_t size, uint64_t iter)
 {
     uint64_t want = atomic_load(&cm_bench_pongs) + 1;
     (void)iter;
     cm_bench_check(cm_rma_am_send(b->rma, b->target, CM_BENCH_AM_PING, b->local, size), "message");
-    while (atomic_load(&cm_bench_pongs) < want) {
-        cm_rma_progress(b->rma);
-    }
+    cm_rma_wait_events(b->rma, cm_bench_pong_seen, &want);
     return 0;
 }
 

@@ -130,9 +130,7 @@ static void cm_bench_forwarding(cm_bench_t *b, char *store_page, double put8)
                      "2 x (put + flush)");
     } else if (me == t) {
         for (uint64_t seq = 1; seq <= (uint64_t)n * (uint64_t)(b->batches + 1); seq++) {
-            while (*slot != seq) {
-                cm_rma_progress(b->rma); /* peers' puts over TCP need this process */
-            }
+            cm_rma_wait_u64(b->rma, slot, CM_CMP_EQ, seq); /* serves peers' puts meanwhile */
             cm_bench_check(cm_rma_put_u64_nbi(b->rma, 0, ack, seq), "acknowledgement");
             cm_bench_check(cm_rma_flush(b->rma, 0), "acknowledgement");
         }
