@@ -163,6 +163,7 @@ int main(int argc, char **argv)
         cm_barrier();
     }
     t1 = cm_wtime();
+    cm_stats_stop(); /* the statistics are the timed section's */
     if (corrupt && me == np - 1 && mine > 0) {
         myE[mine / 2] += 1.0;
     }

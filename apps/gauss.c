@@ -128,6 +128,7 @@ int main(int argc, char **argv)
     }
     cm_barrier(); /* the parallel section ends when the last process is done */
     t1 = cm_wtime();
+    cm_stats_stop(); /* the statistics are the timed section's */
     if (corrupt && me == (n - 1) % np) {
         a[(n - 1) * stride + n] += 1.0;
     }

@@ -422,6 +422,7 @@ int main(int argc, char **argv)
         cm_barrier();
     }
     t1 = cm_wtime();
+    cm_stats_stop(); /* the statistics are the timed section's */
     tallies[me] = mine;
     if (corrupt && n > 0 && (n - 1) / blk == me) {
         parts[n - 1].vel[0] += 0.5;

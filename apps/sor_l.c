@@ -138,6 +138,7 @@ int main(int argc, char **argv)
     }
     cm_barrier(); /* the parallel section ends when the last process is done */
     t1 = cm_wtime();
+    cm_stats_stop(); /* the statistics are the timed section's */
     if (corrupt && me == np - 1) {
         grid[(hi - 1) * n + n / 2] += 1.0f;
     }

@@ -438,6 +438,7 @@ int main(int argc, char **argv)
         cm_lock_release(GLOBAL_LOCK);
     }
     t1 = cm_wtime();
+    cm_stats_stop(); /* the statistics are the timed section's */
     if (corrupt && me == np - 1 && mine > 0) {
         pos[off[lo + mine / 2]] += 0.5;
     }

@@ -379,11 +379,14 @@ unsigned long cm_parmacs_clock(void)
 
 void cm_parmacs_roi_begin(void)
 {
-    cm_stats_reset(); /* CM_STATS then counts the region of interest (up to the end) */
+    cm_stats_reset(); /* CM_STATS then counts the region of interest */
     pm.roi_t0 = cm_wtime();
 }
 
 void cm_parmacs_roi_end(void)
 {
-    cm_info("region of interest: %.6f s", cm_wtime() - pm.roi_t0);
+    double t = cm_wtime() - pm.roi_t0;
+
+    cm_stats_stop();
+    cm_info("region of interest: %.6f s", t);
 }

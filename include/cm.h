@@ -96,6 +96,10 @@ void cm_init_done(void);
 /* Restarts this process's statistics (e.g. at the start of the timed section). */
 void cm_stats_reset(void);
 
+/* Ends the interval cm_stats_reset began (e.g. at the end of the timed section): CM_STATS
+ * reports what this process counted up to here, not its verification that follows. */
+void cm_stats_stop(void);
+
 /* Prints "cashmere[rank]: <message>" and ends the whole job with status. */
 void cm_abort(int status, const char *fmt, ...)
     __attribute__((noreturn, format(printf, 2, 3)));

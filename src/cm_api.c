@@ -164,5 +164,15 @@ void cm_stats_reset(void)
     cm_api_require("cm_stats_reset");
     CM_RT_ENTER();
     cm_rt.proto->stats_reset();
+    cm_rt.stats_stopped = false;
+    CM_RT_LEAVE();
+}
+
+void cm_stats_stop(void)
+{
+    cm_api_require("cm_stats_stop");
+    CM_RT_ENTER();
+    cm_rt.proto->stats(&cm_rt.stats_at_stop);
+    cm_rt.stats_stopped = true;
     CM_RT_LEAVE();
 }

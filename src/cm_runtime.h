@@ -9,6 +9,7 @@
 #include "cm.h"
 #include "rma/cm_boot.h"
 #include "rma/cm_rma.h"
+#include "src/cm_stats.h"
 #include "src/util/cm_config.h"
 #include "src/cm_heap.h"
 #include "src/cm_meta.h"
@@ -57,6 +58,8 @@ typedef struct {
     uint64_t          local_arena;
     const cm_protocol_t *proto;
     double            start_time;   /* wall clock at cm_init (cm_wall_time) */
+    bool              stats_stopped; /* cm_stats_stop: stats_at_stop is what CM_STATS reports */
+    cm_stats_t        stats_at_stop;
 } cm_runtime_t;
 
 extern cm_runtime_t cm_rt;

@@ -205,7 +205,11 @@ cm_status_t cm_rt_stats_report(void)
     if (where == NULL || where[0] == '\0') {
         return CM_OK;
     }
-    cm_rt.proto->stats(&mine.st);
+    if (cm_rt.stats_stopped) {
+        mine.st = cm_rt.stats_at_stop;
+    } else {
+        cm_rt.proto->stats(&mine.st);
+    }
     {
         struct rusage ru;
         if (getrusage(RUSAGE_SELF, &ru) == 0) {

@@ -23,7 +23,15 @@ csv_rows() { printf '%s\n' "$out" | tail -n +2; }
 
 note "two real jobs: sor at 2 processes under Cashmere (CHSM) and TreadMarks"
 expect_ok env CM_STATS="$tmp/a.json" "$CMRUN" -n 2 sor --size test
+iters=$(sed -n 's/.*, \([0-9]*\) iterations, .*/\1/p' <<< "$out")
 expect_ok env CM_PROTOCOL=treadmarks CM_STATS="$tmp/b.json" "$CMRUN" -n 2 sor --size test
+
+note "the timed section only (cm_stats_reset to cm_stats_stop): not the barrier before the check"
+[ -n "$iters" ] || fail "no iteration count in sor's result line"
+for f in a b; do
+    n=$(json_total barriers "$tmp/$f.json")
+    [ "$n" = $((2 * 2 * iters)) ] || fail "$f.json: $n barriers in all, the timed section has 2 x $((2 * iters))"
+done
 
 note "one row per run: the header is the schema's"
 expect_ok "$STATS_TOOL" "$tmp/a.json" "$tmp/b.json"
