@@ -17,14 +17,14 @@ cm_status_t cm_barrier_wait(cm_barrier_t *b)
 
     for (int k = 0, dist = 1; dist < n && k < CM_BARRIER_ROUNDS; k++, dist <<= 1) {
         int to = (me + dist) % n;
-        status = cm_rma_put_u64_nbi(b->rma, to, &b->flags[k], epoch);
-        if (status == CM_OK) {
-            status = cm_rma_flush(b->rma, to);
-        }
+        uint64_t *flag = &b->flags[2 * k + (int)(epoch & 1)];
+
+        /* One way: the wait below progresses the worker, which sends it (cm_barrier.h). */
+        status = cm_rma_put_u64_nbi(b->rma, to, flag, epoch);
         if (status != CM_OK) {
             return status;
         }
-        cm_rma_wait_u64(b->rma, &b->flags[k], CM_CMP_GE, epoch);
+        cm_rma_wait_u64(b->rma, flag, CM_CMP_GE, epoch);
     }
     return CM_OK;
 }

@@ -6,6 +6,14 @@
  * ceil(log2 P) rounds everyone has heard, directly or not, from everyone.
  * Flags hold monotonically growing epochs, so they are never reset, and each
  * flag has exactly one writer. No central manager, no remote CPU.
+ *
+ * A round is one one-way message: the put is not flushed (a flush is a round
+ * trip on every transport that acknowledges puts, TCP included). Each round
+ * has two flags, for odd and even epochs, so an unflushed put can never be
+ * overtaken: our put of epoch e+2 to a flag follows our completion of barrier
+ * e+1, for which its target must have arrived at e+1, that is completed e and
+ * so seen our put of e there. The caller's data is complete before (a
+ * release flushes it); the barrier's own puts need not be.
  */
 #ifndef CM_BARRIER_H
 #define CM_BARRIER_H
@@ -14,12 +22,13 @@
 
 #include <stdint.h>
 
-/* Flag words per process: enough rounds for 2^64 processes. */
-#define CM_BARRIER_ROUNDS 64
+/* Rounds: enough for 2^32 processes; two flag words each (odd and even epochs). */
+#define CM_BARRIER_ROUNDS 32
+#define CM_BARRIER_WORDS  (2 * CM_BARRIER_ROUNDS)
 
 typedef struct {
     cm_rma_t *rma;
-    uint64_t *flags;  /* CM_BARRIER_ROUNDS words, same address in every process */
+    uint64_t *flags;  /* CM_BARRIER_WORDS words, same address in every process */
     uint64_t epoch;   /* barriers completed by this process */
 } cm_barrier_t;
 

@@ -45,7 +45,7 @@ typedef struct {
     size_t   wn_pending;     /* one word per page: 1 while a notice for it sits in the ring */
     size_t   lock_tails;     /* lock_per_proc words: MCS tail (rank + 1, 0 = free); lock l at home l % nprocs */
     size_t   lock_qnodes;    /* nlocks * CM_META_LOCK_QNODE */
-    size_t   barrier_flags;  /* CM_BARRIER_ROUNDS words */
+    size_t   barrier_flags;  /* CM_BARRIER_WORDS words */
     size_t   wait_word;      /* through which peers wake this process from a blocked wait */
     size_t   stats;          /* nprocs * CM_META_STATS_SLOT: rank 0 gathers statistics here */
     size_t   scratch;        /* CM_META_SCRATCH bytes for tools and tests */

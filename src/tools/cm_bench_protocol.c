@@ -376,8 +376,10 @@ void cm_bench_protocol(cm_bench_t *b)
     if (me == 0) {
         static char name[48];
         snprintf(name, sizeof(name), "barrier, %d processes", np);
-        cm_bench_add(b, name, 0, "us", ns / 1e3, rounds * put8,
-                     rounds == 1 ? "1 put + flush (log2 P rounds)" : "log2(P) x (put + flush)");
+        /* A round is one one-way message: half a null message round trip. */
+        cm_bench_add(b, name, 0, "us", ns / 1e3,
+                     rounds * cm_bench_value(b, "message round trip (null)", 8) / 2,
+                     rounds == 1 ? "1 one-way message (log2 P rounds)" : "log2(P) one-way messages");
     }
 }
 
