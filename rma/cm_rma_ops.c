@@ -311,6 +311,12 @@ static cm_status_t cm_rma_atomic_cpu(cm_rma_t *rma, ucp_atomic_op_t op, uint64_t
     if (status != CM_OK) {
         return status;
     }
+    if (!rma->thread_running) {
+        /* Through UCX this waited and so served peers; without a progress thread a process
+         * that only polls its own lock word (a lock's home) would otherwise never serve the
+         * peers queued behind it (litmus msgpass hung at 4 on TCP, CM_PROGRESS_THREAD=off). */
+        ucp_worker_progress(rma->worker);
+    }
     CM_RMA_COUNT(rma->stats.atomics, 1);
     switch (op) {
     case UCP_ATOMIC_OP_SWAP:
