@@ -50,6 +50,27 @@ run "$JOB_TIMEOUT" env HOME="$home" "$SB" --size paper --apps gauss --settings t
 grep -q '^gauss,treadmarks,2,,,,TIMEOUT,0$' "$home/t/scoreboard.csv" ||
     fail "the timed-out cell is not marked with no times: $(grep '^gauss,treadmarks,2,' "$home/t/scoreboard.csv")"
 
+note "two hosts (--hosts netns): each cell next to its link limit, the link measured at start and end"
+if [ "$(id -u)" != 0 ]; then
+    echo "SKIP (this part): --hosts netns needs root to create the hosts' namespaces"
+else
+    (leave_slurm; unset UCX_TLS UCX_NET_DEVICES
+     expect_ok "$SB" --hosts netns --size test --apps sor --settings "treadmarks-scan CHSM" --reps 1 --out "$home/h")
+    [ "$(head -1 "$home/h/scoreboard.csv")" = "app,setting,procs,median_s,min_s,max_s,verify,runs,limit_s" ] ||
+        fail "two-host CSV header: $(head -1 "$home/h/scoreboard.csv")"
+    for s in treadmarks-scan CHSM; do
+        grep -qE "^sor,$s,2,[0-9.]+,[0-9.]+,[0-9.]+,OK,1,[0-9.]+$" "$home/h/scoreboard.csv" ||
+            fail "no limit for sor $s: $(grep "^sor,$s," "$home/h/scoreboard.csv")"
+    done
+    [ "$(grep -c '^link (\(start\|end\)): round trip [0-9.]* us, bandwidth [0-9.]* MB/s$' "$home/h/meta.txt")" = 2 ] ||
+        fail "the link's two measurements are not in meta.txt: $(grep link "$home/h/meta.txt")"
+    grep -q '| sor | .* L [0-9.]* ([0-9.]*x) |' "$home/h/scoreboard.md" || fail "no limit in the table: $(cat "$home/h/scoreboard.md")"
+    grep -q 'transports.*tcp/cmveth' "$home/h/runs/sor-CHSM-2-1.json" || fail "the run did not cross the hosts' link"
+    [ -z "$(ip netns list | grep '^cmn')" ] || fail "the hosts' namespaces were left behind: $(ip netns list)"
+fi
+expect_fail "$SB" --hosts onlyone --apps sor
+expect_out 'scoreboard: error: --hosts needs two hosts or more \(or netns\)'
+
 note "bad options"
 expect_fail "$SB" --reps 0
 expect_out 'scoreboard: error: --reps needs a positive number'
