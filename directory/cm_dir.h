@@ -110,6 +110,10 @@ typedef struct {
                                               CM_DIR_CURRENT are from before and count as empty */
     uint64_t               updates;        /* directory read-modify-writes issued */
     uint64_t               retries;        /* CAS form: failed compare-and-swaps */
+    uint64_t               *guess;         /* CAS form: per page, the entry word as we last saw
+                                              it (0: none), the compare value of the next update
+                                              of a remote entry instead of a read */
+    size_t                 guess_len;      /* bytes mapped at guess */
 } cm_dir_t;
 
 /*
@@ -137,6 +141,9 @@ static inline bool cm_dir_effects_held(const cm_dir_effects_t *fx, int me)
 /* impl may be CM_DIR_IMPL_CAS only if nprocs <= CM_DIR_MAX_PROCS_CAS. */
 cm_status_t cm_dir_init(cm_dir_t *dir, cm_rma_t *rma, cm_dir_impl_t impl, const cm_dir_seg_t *seg,
                         unsigned unsafe_threshold);
+
+/* Releases what cm_dir_init allocated (not the entries: they are the segment's). */
+void cm_dir_fini(cm_dir_t *dir);
 
 /*
  * Atomic read-modify-write of page's entry; *after gets the new entry. held

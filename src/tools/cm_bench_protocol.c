@@ -342,11 +342,13 @@ void cm_bench_protocol(cm_bench_t *b)
                 ns = cm_bench_median_of(b, loop_dir, &arg, 400);
                 cm_bench_add(b, "directory update, CAS word", 0, "us", ns / 1e3, amo,
                              "compare-and-swap");
+                cm_dir_fini(&dir);
             }
             cm_bench_check(cm_dir_init(&dir, b->rma, CM_DIR_IMPL_MCS, &dseg, 1000), "directory");
             arg.page = last - (uint64_t)np; /* a different entry: the two forms use word 0 differently */
             ns = cm_bench_median_of(b, loop_dir, &arg, 400);
             cm_bench_add(b, "directory update, MCS lock", 0, "us", ns / 1e3, amo, "compare-and-swap");
+            cm_dir_fini(&dir);
         }
         put8 = cm_bench_value(b, "put + flush (remote completion)", 8);
     }

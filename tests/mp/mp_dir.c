@@ -157,6 +157,7 @@ int main(int argc, char **argv)
                " held sections, OK\n", np, form, iters, ran);
     }
     MP_OK(cm_rma_barrier(rma));
+    cm_dir_fini(&dir);
     cm_finalize();
     return 0;
 }
