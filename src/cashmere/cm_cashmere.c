@@ -580,10 +580,11 @@ static cm_status_t cm_cm_init(void)
     }
 
     snprintf(cm_cm.describe, sizeof(cm_cm.describe),
-             "cashmere %s: %.2s: %s; %c: %s; %c: %s%s%s; directory: %s; homes: round-robin, "
+             "cashmere %s: %.2s: %s; %c: %s%s%s; %c: %s%s%s; directory: %s; homes: round-robin, "
              "then %s", row->name,
              row->name, cm_variant_mechanism(cm_cm.variant, 0),
              row->name[2], cm_variant_mechanism(cm_cm.variant, 2),
+             cm_cm.write_note ? ", " : "", cm_cm.write_note ? cm_cm.write_note : "",
              row->name[3], cm_variant_mechanism(cm_cm.variant, 3),
              row->note[0] ? "; note: " : "", row->note,
              (impl == CM_DIR_IMPL_CAS) ? "compare-and-swap word" : "MCS lock per entry",
@@ -603,6 +604,7 @@ static void cm_cm_fini(void)
     cm_cm.fill->fini();
     cm_cm.write->fini();
     cm_wn_fini(&cm_cm.wn);
+    cm_dir_fini(&cm_cm.dir);
     cm_mem_release(cm_cm.pte, cm_cm.npages * sizeof(*cm_cm.pte));
     free(cm_cm.dirty.v);
     free(cm_cm.unsafe.v);

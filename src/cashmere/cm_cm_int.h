@@ -155,6 +155,7 @@ typedef struct {
     cm_list_t              selfn;
     cm_stats_t             st;
     uint64_t               t_start;
+    const char             *write_note;  /* how the write mechanism runs here, or NULL */
     char                   describe[768];
 } cm_cm_t;
 

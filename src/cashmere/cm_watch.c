@@ -32,6 +32,7 @@ void cm_watch_fini(cm_watch_t *w)
     }
     free(w->lines);
     free(w->twins);
+    free(w->force);
     memset(w, 0, sizeof(*w));
 }
 
@@ -55,11 +56,19 @@ static void cm_watch_add(cm_watch_t *w, uintptr_t la)
             cm_fatal(1, "cashmere: out of memory for %zu watched lines", cap);
         }
         w->twins = t;
-        w->cap   = cap;
+        {
+            uint64_t *f = realloc(w->force, cap * sizeof(*f));
+            if (f == NULL) {
+                cm_fatal(1, "cashmere: out of memory for %zu watched lines", cap);
+            }
+            w->force = f;
+        }
+        w->cap = cap;
     }
     w->slot[i]     = (uint32_t)(w->n + 1);
     w->lines[w->n] = la;
     memcpy(w->twins + w->n * CM_WATCH_LINE, w->net + (la - w->app), CM_WATCH_LINE);
+    w->force[w->n] = 0;
     w->n++;
 }
 
@@ -69,6 +78,17 @@ void cm_watch_lines(cm_watch_t *w, uintptr_t addr, size_t len)
 
     for (uintptr_t la = addr & mask; la < addr + len; la += CM_WATCH_LINE) {
         cm_watch_add(w, la);
+    }
+}
+
+void cm_watch_stored(cm_watch_t *w, uintptr_t addr, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        uintptr_t a = addr + i;
+        uint32_t s = w->slot[(a - w->app) >> CM_WATCH_SHIFT];
+        if (s != 0) {
+            w->force[s - 1] |= 1ull << (a & (CM_WATCH_LINE - 1));
+        }
     }
 }
 
@@ -90,18 +110,21 @@ void cm_watch_flush(cm_watch_t *w, cm_watch_fwd_t fwd)
         const uint8_t *cur = (const uint8_t *)w->net + (la - w->app);
         const uint8_t *tw = w->twins + k * CM_WATCH_LINE;
 
+        uint64_t force = w->force[k];
+
         w->slot[(la - w->app) >> CM_WATCH_SHIFT] = 0; /* before fwd, which may look it up */
-        if (memcmp(cur, tw, CM_WATCH_LINE) == 0) {
+        if (force == 0 && memcmp(cur, tw, CM_WATCH_LINE) == 0) {
             continue;
         }
-        /* Only the bytes that changed: the rest of the line may be another writer's. */
+        /* Only the bytes that changed (or were stored before they were reported): the rest of
+         * the line may be another writer's. */
         for (size_t b = 0; b < CM_WATCH_LINE;) {
             size_t e;
-            if (cur[b] == tw[b]) {
+            if (cur[b] == tw[b] && !(force >> b & 1)) {
                 b++;
                 continue;
             }
-            for (e = b + 1; e < CM_WATCH_LINE && cur[e] != tw[e]; e++) {
+            for (e = b + 1; e < CM_WATCH_LINE && (cur[e] != tw[e] || (force >> e & 1)); e++) {
             }
             fwd(la + b, e - b);
             w->found++;

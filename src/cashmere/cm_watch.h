@@ -48,6 +48,8 @@ typedef struct {
     size_t    slot_len; /* reserved for the whole region, committed where lines are watched */
     uintptr_t *lines;   /* watched lines' addresses */
     uint8_t   *twins;   /* their bytes as the home has them, as far as this process knows */
+    uint64_t  *force;   /* per watched line, bytes the flush forwards even if they match the
+                           twin (cm_watch_stored) */
     size_t    n, cap;
     uint64_t  found;    /* runs of bytes forwarded at a flush: stores no report named */
 } cm_watch_t;
@@ -74,6 +76,11 @@ static inline void cm_watch_forwarded(cm_watch_t *w, uintptr_t addr, size_t len)
                w->net + (addr - w->app), len);
     }
 }
+
+/* [addr, addr + len), in watched lines, may hold stores made before they were reported (the
+ * libc wrappers report a memcpy after it copied): the next flush forwards those bytes whatever
+ * the twin says. */
+void cm_watch_stored(cm_watch_t *w, uintptr_t addr, size_t len);
 
 /* As cm_watch_forwarded, for a range that may span lines. */
 void cm_watch_forwarded_range(cm_watch_t *w, uintptr_t addr, size_t len);

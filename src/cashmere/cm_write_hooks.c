@@ -8,6 +8,13 @@
  * eviction and at release; without (N) the previous store is forwarded at the
  * next one (the check runs before its store, so the bytes are there by then).
  *
+ * Across a network each forwarded store is a message the home's CPU handles (TCP emulates
+ * the put): CM_FORWARD=release (the default there) forwards nothing as it is stored. Every
+ * stored line is watched (twinned, below) and the release forwards what changed, one put per
+ * run of changed bytes, runs of adjacent lines merged. Release consistency asks no more: the
+ * home must have the writes when the release is seen (the protocol model's puts "in flight
+ * until a flush").
+ *
  * The compiler reports a location once where one check dominates the next
  * (cm_watch.h): a report says the line is written from then on, so every line
  * reported on a page homed elsewhere is watched, and each flush forwards what
@@ -42,6 +49,9 @@ static struct {
     bool             direct;      /* plain stores into homes' memory since the last fence */
     bool             loads;       /* load checks on: stores folded into them are watched too */
     cm_watch_t       watch;       /* lines reported since the last flush (cm_watch.h) */
+    bool             release;     /* CM_FORWARD=release: only the flush forwards, from twins */
+    uintptr_t        run_addr;    /* release: the run being merged, not yet put */
+    size_t           run_len;
     uintptr_t        unmapped_addr; /* a store reported before its page was mapped: watched */
     size_t           unmapped_len;  /* once the fault maps it (cm_wh_joining) */
 } cm_wh;
@@ -147,6 +157,10 @@ __attribute__((noinline)) static void cm_wh_store_slow(uintptr_t addr, size_t le
             cm_wh.unmapped_len  = hi - lo;
         } else if (pte->home != cm_cm.me) {
             cm_watch_lines(&cm_wh.watch, lo, hi - lo);
+            if (cm_wh.release) {
+                /* The twin was taken now: a report after the fact (memcpy) would match it. */
+                cm_watch_stored(&cm_wh.watch, lo, hi - lo);
+            }
         }
         if (pte->mapped && pte->home == cm_cm.me && !cm_cm.check) {
             cm_shadow_repaint(p); /* homed here, transition pending: later stores add nothing */
@@ -161,6 +175,9 @@ __attribute__((noinline)) static void cm_wh_store_slow(uintptr_t addr, size_t le
     }
     if (cm_cm.check) {
         cm_sc_stored(addr, len);
+    }
+    if (cm_wh.release) {
+        return; /* watched above (or when its fault maps it): the flush forwards it */
     }
     if (cm_wh.merge) {
         cm_merge_record(&cm_wh.mb, addr, len);
@@ -194,6 +211,9 @@ static void cm_wh_store(uintptr_t addr, size_t len)
     if (__builtin_expect(((off ^ (off + len - 1)) >> CM_WATCH_SHIFT) == 0 &&
                          (cm_cm.pte[p].flags & marked) == marked && !cm_cm.check &&
                          cm_watch_is(&cm_wh.watch, addr), 1)) {
+        if (cm_wh.release) {
+            return; /* watched: the flush forwards it */
+        }
         if (cm_wh.merge) {
             if (cm_merge_hit(&cm_wh.mb, addr, len)) {
                 return;
@@ -235,17 +255,63 @@ static void cm_wh_loaded(uintptr_t addr, size_t len)
     cm_watch_lines(&cm_wh.watch, addr, len);
 }
 
+/* release: puts the merged run. Its source is stable: the application is in the release or
+ * acquire until the flush after this completes it (cm_cm_complete). */
+static void cm_wh_run_put(void)
+{
+    const cm_pte_t *pte = &cm_cm.pte[cm_cm_page(cm_wh.run_addr)];
+
+    if (cm_wh.run_len == 0) {
+        return;
+    }
+    if (pte->mapped && pte->home != cm_cm.me) {
+        if (cm_cm_write_through_from(pte->home, cm_wh.run_addr,
+                                     cm_cm.net + (cm_wh.run_addr - (uintptr_t)cm_cm.app),
+                                     cm_wh.run_len, false)) {
+            cm_wh.direct = true;
+        }
+        cm_cm.st.forwarded_puts++;
+    }
+    cm_wh.run_len = 0;
+}
+
+/* release: a run of changed bytes the flush found, merged with the previous one where it
+ * continues it on the same page. */
+static void cm_wh_run(uintptr_t addr, size_t len)
+{
+    if (cm_cm.check) {
+        cm_sc_stored(addr, len);
+    }
+    cm_cm_mark_dirty(cm_cm_page(addr));
+    cm_cm.st.doubled_stores++;
+    if (cm_wh.run_len != 0 && addr == cm_wh.run_addr + cm_wh.run_len &&
+        cm_cm_page(addr) == cm_cm_page(cm_wh.run_addr)) {
+        cm_wh.run_len += len;
+        return;
+    }
+    cm_wh_run_put();
+    cm_wh.run_addr = addr;
+    cm_wh.run_len  = len;
+}
+
 /* Forwards everything buffered or pending (release, acquire, finalize), then what changed in
  * the watched lines beyond it. */
 static void cm_wh_flush(void)
 {
-    if (cm_wh.merge) {
-        cm_merge_flush(&cm_wh.mb);
-    } else if (cm_wh.pend_len != 0) {
-        cm_wh_forward_pending();
-    }
-    if (cm_wh.watch.n != 0) {
-        cm_watch_flush(&cm_wh.watch, cm_wh_unreported);
+    if (cm_wh.release) {
+        if (cm_wh.watch.n != 0) {
+            cm_watch_flush(&cm_wh.watch, cm_wh_run);
+            cm_wh_run_put();
+        }
+    } else {
+        if (cm_wh.merge) {
+            cm_merge_flush(&cm_wh.mb);
+        } else if (cm_wh.pend_len != 0) {
+            cm_wh_forward_pending();
+        }
+        if (cm_wh.watch.n != 0) {
+            cm_watch_flush(&cm_wh.watch, cm_wh_unreported);
+        }
     }
     if (cm_wh.direct) {
         /* Plain stores into homes' memory: ordered before the flag or notice that follows. */
@@ -357,6 +423,17 @@ static cm_status_t cm_wh_init(void)
     cm_merge_init(&cm_wh.mb, cm_wh.mb_entries, (unsigned)cfg->merge_lines, cm_wh_forward_range,
                   NULL);
     cm_wh.loads = (cm_variants[cm_cm.variant].build == CM_BUILD_ACCESSES);
+    cm_wh.release = (cfg->forward == CM_FORWARD_RELEASE);
+    if (cfg->forward == CM_FORWARD_AUTO) {
+        for (int pe = 0; pe < cm_cm.nprocs; pe++) {
+            if (pe != cm_cm.me && cm_cm.home_delta[pe] == 0) {
+                cm_wh.release = true; /* a home across the network */
+            }
+        }
+    }
+    cm_cm.write_note = cm_wh.release ? "forwarded at the release, a put per run of changed bytes "
+                                       "(CM_FORWARD=release)"
+                                     : "forwarded as stored (CM_FORWARD=store)";
     CM_CHECK(cm_watch_init(&cm_wh.watch, cm_cm.app, cm_cm.net, cm_cm.npages << cm_cm.shift));
     if (cm_cm.check) {
         CM_CHECK(cm_sc_init(cm_cm.app, cm_cm.net, cm_cm.npages, cm_cm.ps));

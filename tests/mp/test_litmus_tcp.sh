@@ -14,6 +14,15 @@ for variant in $(available_variants); do
         done
     done
 done
+note "TCP: software forwarding at the release by default, as stored with CM_FORWARD=store"
+for fwd in "" store release; do
+    want='at the release, .*\(CM_FORWARD=release\)'
+    [ "$fwd" = store ] && want='as stored \(CM_FORWARD=store\)'
+    expect_ok env ${fwd:+CM_FORWARD=$fwd} CM_VARIANT=CHSN CM_STATS=table "$CMRUN" -n 3 "$MP/mp_litmus" \
+        all --iters 20 --seed 5
+    expect_out "^litmus all: OK$"
+    expect_out "CHSN: .*forwarded $want"
+done
 note "TCP, unsafe pages and the MCS directory"
 expect_ok env CM_UNSAFE_THRESHOLD=0 CM_DIRECTORY=mcs "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 20
 expect_out "^litmus all: OK$"
