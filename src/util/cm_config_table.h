@@ -59,12 +59,11 @@
     _(merge_lines, MERGE_LINES, UINT, "16", "0..65536", "protocol", \
       "Entries (64-byte lines with per-byte dirty masks) of the software merge buffer of the *SM " \
       "variants; a line is written through to its home when evicted and at every release.") \
-    _(forward, FORWARD, ENUM, "auto", "auto|store|release", "protocol", \
+    _(forward, FORWARD, ENUM, "store", "store|release", "protocol", \
       "CHS* and NSS* (stores forwarded in software): store = the paper's doubling, each store (or " \
-      "merge-buffer line) goes to its home as it happens; release = stored lines are twinned and " \
-      "what changed goes to the home at the release, one put per run of changed bytes (adjacent " \
-      "lines' runs merged); auto: release where some home's memory is reached over the network, " \
-      "store where every home is mapped here (shared memory).") \
+      "merge-buffer line) goes to its home as it happens, overlapping the computation; release = " \
+      "stored lines are twinned and what changed goes to the home at the release, one put per run " \
+      "of changed bytes (adjacent lines' runs merged).") \
     _(line_size, LINE_SIZE, SIZE, "64", NULL, "protocol", \
       "NS* (software line fills): the bytes a load or store miss fetches from the page's home in " \
       "one get; a power of two from 8 to the page size.") \

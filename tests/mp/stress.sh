@@ -238,7 +238,7 @@ make_cmd() {
         draw 6; [ "$r" != 0 ] || e+=(CM_FIRST_TOUCH=no)      # homes stay round-robin
         # Only variants with a merge buffer; with one line nearly every store evicts.
         if has_column "$s" merge=buffer; then draw 4; [ "$r" != 0 ] || e+=(CM_MERGE_LINES=1); fi
-        # Software forwarding both ways on every transport (auto: release across a network).
+        # Software forwarding at the release too (the default forwards as stored).
         if has_column "$s" write=hooks; then draw 3; [ "$r" != 0 ] || { pick store release; e+=("CM_FORWARD=$r"); }; fi
     fi
     cmd=(env "${e[@]}" "$CMRUN" -n "$n" "$LITMUS" "$c" --iters "$iters" --seed "$lseed")

@@ -14,10 +14,10 @@ for variant in $(available_variants); do
         done
     done
 done
-note "TCP: software forwarding at the release by default, as stored with CM_FORWARD=store"
+note "TCP: software forwarding as stored by default, at the release with CM_FORWARD=release"
 for fwd in "" store release; do
-    want='at the release, .*\(CM_FORWARD=release\)'
-    [ "$fwd" = store ] && want='as stored \(CM_FORWARD=store\)'
+    want='as stored \(CM_FORWARD=store\)'
+    [ "$fwd" = release ] && want='at the release, .*\(CM_FORWARD=release\)'
     expect_ok env ${fwd:+CM_FORWARD=$fwd} CM_VARIANT=CHSN CM_STATS=table "$CMRUN" -n 3 "$MP/mp_litmus" \
         all --iters 20 --seed 5
     expect_out "^litmus all: OK$"
