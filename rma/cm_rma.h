@@ -263,6 +263,8 @@ cm_status_t cm_rma_wait_setup(cm_rma_t *rma, void *word, int local_procs);
 cm_status_t cm_rma_barrier(cm_rma_t *rma);
 
 void cm_rma_get_stats(const cm_rma_t *rma, cm_rma_stats_t *stats);
+/* stats -= base, field by field: the counts since base was taken (a statistics reset). */
+void cm_rma_stats_since(cm_rma_stats_t *stats, const cm_rma_stats_t *base);
 
 /*
  * Active messages (two-sided; the TreadMarks baseline's transport). A handler

@@ -515,6 +515,17 @@ cm_status_t cm_rma_barrier(cm_rma_t *rma)
 
 /* ---- counters ----------------------------------------------------------- */
 
+void cm_rma_stats_since(cm_rma_stats_t *stats, const cm_rma_stats_t *base)
+{
+    uint64_t *s = (uint64_t *)stats;
+    const uint64_t *b = (const uint64_t *)base;
+
+    /* Every member is a uint64_t counter (cm_rma.h). */
+    for (size_t i = 0; i < sizeof(*stats) / sizeof(uint64_t); i++) {
+        s[i] -= b[i];
+    }
+}
+
 void cm_rma_get_stats(const cm_rma_t *rma, cm_rma_stats_t *stats)
 {
     *stats = rma->stats;

@@ -138,6 +138,7 @@ typedef struct {
 
     cm_stats_t      st;
     uint64_t        t_start;
+    cm_rma_stats_t  rma_base;      /* the one-sided layer's counters at the last reset */
     char            describe[384];
     bool            ready;
 } cm_tmk_state_t;

@@ -69,6 +69,7 @@ static void tm_stats(cm_stats_t *s)
     *s = cm_tmk.st;
     cm_tmk_mu_unlock();
     cm_rma_get_stats(cm_tmk.rma, &r);
+    cm_rma_stats_since(&r, &cm_tmk.rma_base);
     s->total_ns  = cm_time_ns() - cm_tmk.t_start;
     s->puts      = r.puts;
     s->gets      = r.gets;
@@ -84,6 +85,7 @@ static void tm_stats_reset(void)
     cm_tmk_mu_lock();
     memset(&cm_tmk.st, 0, sizeof(cm_tmk.st));
     cm_tmk_mu_unlock();
+    cm_rma_get_stats(cm_tmk.rma, &cm_tmk.rma_base);
     cm_tmk.t_start = cm_time_ns();
 }
 

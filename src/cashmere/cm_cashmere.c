@@ -442,6 +442,7 @@ static void cm_cm_stats(cm_stats_t *s)
 
     *s = cm_cm.st;
     cm_rma_get_stats(cm_cm.rma, &r);
+    cm_rma_stats_since(&r, &cm_cm.rma_base);
     s->total_ns           = cm_time_ns() - cm_cm.t_start;
     s->dir_updates        = cm_cm.dir.updates;
     s->dir_retries        = cm_cm.dir.retries;
@@ -456,6 +457,8 @@ static void cm_cm_stats(cm_stats_t *s)
     s->bytes_got          = r.bytes_got;
     s->wait_blocks        = r.wait_blocks;
     s->wait_missed        = r.wait_missed;
+    s->msgs               = r.am_sent; /* write-through batches and their acknowledgements */
+    s->msg_bytes          = r.am_bytes_sent;
     if (cm_cm.write->stats != NULL) {
         cm_cm.write->stats(s);
     }
@@ -467,6 +470,7 @@ static void cm_cm_stats_reset(void)
     cm_cm.dir.updates = cm_cm.dir.retries = 0;
     cm_cm.wn.posted = cm_cm.wn.suppressed = cm_cm.wn.drained = cm_cm.wn.overflows = 0;
     cm_cm.wn.full = 0;
+    cm_rma_get_stats(cm_cm.rma, &cm_cm.rma_base);
     if (cm_cm.write->stats_reset != NULL) {
         cm_cm.write->stats_reset();
     }

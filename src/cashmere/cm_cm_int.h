@@ -156,6 +156,7 @@ typedef struct {
     cm_stats_t             st;
     uint64_t               t_start;
     const char             *write_note;  /* how the write mechanism runs here, or NULL */
+    cm_rma_stats_t         rma_base;     /* the one-sided layer's counters at the last reset */
     char                   describe[768];
 } cm_cm_t;
 

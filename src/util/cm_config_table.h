@@ -59,11 +59,16 @@
     _(merge_lines, MERGE_LINES, UINT, "16", "0..65536", "protocol", \
       "Entries (64-byte lines with per-byte dirty masks) of the software merge buffer of the *SM " \
       "variants; a line is written through to its home when evicted and at every release.") \
-    _(forward, FORWARD, ENUM, "store", "store|release", "protocol", \
+    _(forward, FORWARD, ENUM, "auto", "auto|store|batch|release", "protocol", \
       "CHS* and NSS* (stores forwarded in software): store = the paper's doubling, each store (or " \
-      "merge-buffer line) goes to its home as it happens, overlapping the computation; release = " \
-      "stored lines are twinned and what changed goes to the home at the release, one put per run " \
-      "of changed bytes (adjacent lines' runs merged).") \
+      "merge-buffer line) goes to its home as it happens, one put each; batch (CHS* only) = the " \
+      "same runs, gathered into one message per home of CM_FORWARD_BATCH bytes, applied by the " \
+      "home's CPU, acknowledged at the release; release = stored lines are twinned and what " \
+      "changed goes to the home at the release, one put per run of changed bytes. auto: batch " \
+      "for homes reached over TCP (which emulates every put in the home's CPU anyway) under CHS*, " \
+      "else store.") \
+    _(forward_batch, FORWARD_BATCH, SIZE, "16k", NULL, "protocol", \
+      "CM_FORWARD=batch: the bytes of a write-through message to one home (256 to 1M).") \
     _(line_size, LINE_SIZE, SIZE, "64", NULL, "protocol", \
       "NS* (software line fills): the bytes a load or store miss fetches from the page's home in " \
       "one get; a power of two from 8 to the page size.") \

@@ -14,10 +14,13 @@ for variant in $(available_variants); do
         done
     done
 done
-note "TCP: software forwarding as stored by default, at the release with CM_FORWARD=release"
+note "TCP: software forwarding batched per home by default (CHS*), as stored, at the release"
 for fwd in "" store release; do
-    want='as stored \(CM_FORWARD=store\)'
-    [ "$fwd" = release ] && want='at the release, .*\(CM_FORWARD=release\)'
+    case $fwd in
+        store)   want='as stored \(CM_FORWARD=store\)' ;;
+        release) want='at the release, .*\(CM_FORWARD=release\)' ;;
+        *)       want='as stored, batched per home across the network \(CM_FORWARD=batch\)' ;;
+    esac
     expect_ok env ${fwd:+CM_FORWARD=$fwd} CM_VARIANT=CHSN CM_STATS=table "$CMRUN" -n 3 "$MP/mp_litmus" \
         all --iters 20 --seed 5
     expect_out "^litmus all: OK$"
