@@ -258,8 +258,13 @@ static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
         cm_dir_cas_unpack(cur, &e);
         cm_dir_current(dir, &e);
         if (op == CM_DIR_LEAVE && (e.writers & (1ull << dir->rank)) && !bumped) {
-            /* A writer leaves: the version moves first (only we can remove us, so once). */
-            status = cm_rma_fadd(dir->rma, home, &word[CM_DIR_VERSION_WORD], 1, &old);
+            /* A writer leaves: the version moves first (only we can remove us, so once). Its
+             * result is not needed: an add, fenced before the swap that follows to the same
+             * word's home, takes effect there first without a round trip of its own. */
+            status = cm_rma_add_nbi(dir->rma, home, &word[CM_DIR_VERSION_WORD], 1);
+            if (status == CM_OK) {
+                status = cm_rma_fence(dir->rma);
+            }
             bumped = true;
             continue;
         }
