@@ -25,7 +25,7 @@ NETNS_IPB=10.213.79.2
 netns_tag=cmn$$
 netns_dir=
 netns_why=
-declare -A netns_pid=()
+declare -gA netns_pid=() # global: this file may be sourced inside a function
 
 netns_down() {
     local h

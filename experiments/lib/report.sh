@@ -20,7 +20,7 @@ echo "- commit $(rec commit); $(rec mode)"
 echo "- machine: $(rec cpus); $(rec memory); virtualization: $(rec virtualization)"
 echo "- $(rec fabric)"
 echo "- apps: $(sed -n 's/^apps: //p' "$out/record.txt" | head -1)"
-sed -n 's/^absent: \(.*\)/- absent: \1/p; s/^sweeps: \(.*\)/- sweeps: \1/p' "$out/record.txt"
+sed -n 's/^absent: \(.*\)/- absent: \1/p; s/^sweeps: \(.*\)/- sweeps: \1/p; s/^link (\(.*\)): \(.*\)/- link (\1): \2/p' "$out/record.txt"
 echo "- every run: \`runs.csv\` (time, verdict, timers) and \`runs/\` (output, statistics); \`config.txt\`: \`cm_info -c\`"
 echo
 echo "## Verdicts"
@@ -256,7 +256,11 @@ cores=$(rec cpus | awk '{print $1}')
 echo "- **Scale.** The paper ran 64 simulated processors; this machine has ${cores:-?} cores. Figures are at $pfig processes; more processes than cores time-share them, which slows every protocol that waits (spin-then-block helps, but a waiter still needs its turn on a core)."
 virt=$(rec virtualization)
 [ -n "$virt" ] && [ "$virt" != none ] && echo "- **Virtualization ($virt).** A page fault with its \`mprotect\` costs several microseconds here, several times bare metal: page-based mechanisms (faults, TreadMarks's twins) pay more than the paper's 200 MHz model assumed."
-echo "- **The network is one node's shared memory.** Every variant runs over UCX shared memory between the processes of one machine, so network latency and bandwidth are those of memory, not of a Memory Channel. Figures 7 and 8 add the paper's latencies and bandwidths by injecting delay (CM_NET_LATENCY, CM_NET_BANDWIDTH) on every one-sided operation and message: an issuer-side model, with no contention in a switch."
+if rec fabric | grep -q '^hosts '; then
+    echo "- **The network is a real link between hosts** ($(rec fabric); $(sed -n 's/^link (\(.*\)): /\1: /p' "$out/record.txt" | paste -sd';' | sed 's/;/; /g')): a home's memory cannot be mapped, so the NH** variants do not run, and there are no latency or bandwidth sweeps (Figures 7 and 8): the link has its own. The scoreboard's --hosts mode puts each cell next to the limit of this link."
+else
+    echo "- **The network is one node's shared memory.** Every variant runs over UCX shared memory between the processes of one machine, so network latency and bandwidth are those of memory, not of a Memory Channel. Figures 7 and 8 add the paper's latencies and bandwidths by injecting delay (CM_NET_LATENCY, CM_NET_BANDWIDTH) on every one-sided operation and message: an issuer-side model, with no contention in a switch."
+fi
 echo "- **Hardware support is emulated.** H writes of CHH* and NSH* are doubled by an offload thread that takes a core from the application (the paper's hardware was free). NH* fills are real (loads and stores through a mapping of the home's memory) but mapped memory cannot be delayed, so NHHM has no points in Figures 7 and 8 and NSHM, which moves lines in software, stands in. NHHM and NHHN are one mechanism here: stores through the mapping have nothing to merge."
 echo "- **Software doubling** has one cost here (a hook call per store, a few nanoseconds), not the paper's two (3 instructions on a memory-mapped interface, 12 with messages); finding 6b uses the slowest software-doubling variant for the message-based one."
 

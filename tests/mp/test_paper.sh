@@ -51,6 +51,23 @@ expect_out '^paper: resuming: 19 of 24 runs already recorded'
 [ "$(count_out '^paper: \[[0-9]+/24\]')" -eq 5 ] || fail "resumed study ran $(count_out '^paper: \[[0-9]+/24\]') runs, not 5"
 [ "$(tail -n +2 "$dir/runs.csv" | wc -l)" -eq 24 ] || fail "runs.csv does not hold 24 runs after resuming"
 
+note "across two hosts (--hosts netns): the link in the record and the report, no NH** variants, no sweeps"
+if [ "$(id -u)" != 0 ]; then
+    echo "SKIP (this part): --hosts netns needs root to create the hosts' namespaces"
+else
+    (leave_slurm; unset UCX_TLS UCX_NET_DEVICES
+     expect_ok "$PAPER" --quick --hosts netns --apps sor --variants "CHSM NHHM" --out "$home/h")
+    hdir="$home/h"
+    # sor x (2 TreadMarks + CHSM) at 2 processes; NHHM absent across hosts, no sweep runs.
+    [ "$(tail -n +2 "$hdir/runs.csv" | wc -l)" -eq 3 ] || fail "expected 3 runs, got $(tail -n +2 "$hdir/runs.csv" | wc -l)"
+    awk -F, 'NR > 1 && ($11 != "OK" || $4 != 2) { bad = 1; print "  bad run: " $0 } END { exit bad }' "$hdir/runs.csv" ||
+        fail "a run across hosts did not verify"
+    grep -q '^absent: NHHM: needs a home.s memory mapped: not across hosts$' "$hdir/record.txt" || fail "NHHM not marked absent"
+    [ "$(grep -c '^link (\(start\|end\)): round trip' "$hdir/record.txt")" = 2 ] || fail "the link is not in record.txt"
+    grep -q 'The network is a real link between hosts' "$hdir/REPORT.md" || fail "the report does not say the link was real"
+    grep -q 'tcp/cmveth' "$hdir/runs/sor-CHSM-2-0us-0MBs-1.json" || fail "the run did not cross the hosts' link"
+fi
+
 note "bad options: one line, exit 2"
 for bad in "--procs 1" "--variants XYZW" "--apps nosuch" "--latencies fast" "--frobnicate"; do
     # shellcheck disable=SC2086
