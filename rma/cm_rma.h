@@ -187,6 +187,9 @@ bool cm_rma_all_mapped(const cm_rma_t *rma);
 bool cm_rma_progress_thread_running(const cm_rma_t *rma);
 /* Transports UCX uses to reach pe ("sysv/memory", "tcp/eth0"...), for reports. */
 void cm_rma_describe_peer(cm_rma_t *rma, int pe, char *buf, size_t len);
+/* Whether every transport reaching pe is TCP, whose one-sided operations pe's CPU executes
+ * (each raises an event of pe's worker); else the name of the first that is not, in buf. */
+bool cm_rma_peer_tcp_only(cm_rma_t *rma, int pe, char *buf, size_t len);
 
 cm_status_t cm_rma_put(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len);
 cm_status_t cm_rma_put_nbi(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len);

@@ -308,6 +308,20 @@ void cm_rma_describe_peer(cm_rma_t *rma, int pe, char *buf, size_t len)
     free(text);
 }
 
+bool cm_rma_peer_tcp_only(cm_rma_t *rma, int pe, char *buf, size_t len)
+{
+    char tl[128], *tok, *save = NULL;
+
+    cm_rma_describe_peer(rma, pe, tl, sizeof(tl));
+    for (tok = strtok_r(tl, "+", &save); tok != NULL; tok = strtok_r(NULL, "+", &save)) {
+        if (strncmp(tok, "tcp/", 4) != 0) {
+            snprintf(buf, len, "%s", tok);
+            return false;
+        }
+    }
+    return true;
+}
+
 /*
  * Does ucp_worker_fence order what we issue to pe? UCX 1.13 fences each transport
  * interface (IBV_SEND_FENCE on the next work request of a queue pair): that orders

@@ -206,20 +206,17 @@ static const char *cm_rma_block_obstacle(cm_rma_t *rma, char *buf, size_t len)
                "CM_PROGRESS_THREAD=off";
     }
     for (int pe = 0; pe < rma->nprocs; pe++) {
-        char tl[128], *tok, *save = NULL;
+        char tl[64]; /* a transport's name ("rc_verbs/mlx5_0:1") */
 
         if (pe == rma->rank || rma->wait_peer[pe] != NULL) {
             continue; /* wakes us with a futex */
         }
         /* Not mapped: its writes must arrive as events of our worker (TCP: UCX emulates RMA
            at the target). A NIC's RDMA write lands in memory silently. */
-        cm_rma_describe_peer(rma, pe, tl, sizeof(tl));
-        for (tok = strtok_r(tl, "+", &save); tok != NULL; tok = strtok_r(NULL, "+", &save)) {
-            if (strncmp(tok, "tcp/", 4) != 0) {
-                snprintf(buf, len, "rank %d is reached over %s, whose one-sided writes raise no "
-                         "event here to wake a sleeper", pe, tok);
-                return buf;
-            }
+        if (!cm_rma_peer_tcp_only(rma, pe, tl, sizeof(tl))) {
+            snprintf(buf, len, "rank %d is reached over %s, whose one-sided writes raise no "
+                     "event here to wake a sleeper", pe, tl);
+            return buf;
         }
     }
     return NULL;

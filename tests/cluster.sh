@@ -22,7 +22,6 @@
 CLUSTER_IPA=$NETNS_IPA
 CLUSTER_IPB=$NETNS_IPB
 cluster_dir=
-declare -A cluster_pid=()
 
 cluster_down() { netns_down; }
 
@@ -35,8 +34,6 @@ cluster_up() {
         *) fail "$netns_why" ;;
     esac
     cluster_dir=$netns_dir
-    cluster_pid[a]=${netns_pid[a]}
-    cluster_pid[b]=${netns_pid[b]}
     leave_slurm
 }
 

@@ -8,8 +8,9 @@
 #                             what follows on the first host); dies unless every count of
 #                             PROCS (1 aside) splits evenly over them
 #   exp_hostlist NP           cmrun's --hosts value for NP processes split evenly
-#   exp_link WHEN RECORD TAG  measures the link between the first two hosts (exp_link_probe,
-#                             limit.sh), appends "RTT_US BW_MBS" to links and a line to RECORD
+#   exp_link WHEN RECORD TAG LOG   measures the link between the first two hosts
+#                             (exp_link_probe, limit.sh; cm_bench's output in LOG), appends
+#                             "RTT_US BW_MBS" to links and a line to RECORD
 . "$here/lib/limit.sh"
 
 prefix=()
@@ -47,12 +48,12 @@ exp_hostlist() {
 
 exp_link() {
     local r
-    if r=$(exp_link_probe "${prefix[@]}" timeout -k 10 600 "$CMRUN" -n 2 \
+    if r=$(exp_link_probe "$4" "${prefix[@]}" timeout -k 10 600 "$CMRUN" -n 2 \
             --hosts "${host_names[0]}:1,${host_names[1]}:1" "$CM_BENCH" --json --batches 5); then
         links+=("$r")
         echo "link ($1): round trip ${r% *} us, bandwidth ${r#* } MB/s" >> "$2"
         echo "$3: link ($1): round trip ${r% *} us, bandwidth ${r#* } MB/s" >&2
     else
-        die "measuring the link failed (cm_bench across the hosts): ${probe_log:-}"
+        die "measuring the link failed (cm_bench across the hosts): $4"
     fi
 }

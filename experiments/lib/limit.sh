@@ -23,12 +23,13 @@
 # every byte and message crosses the link (the scoreboard's two-host mode); with more, traffic
 # inside a host is charged as if it crossed, so the limit is then higher than the link's own.
 
-# exp_link_probe CMD...: runs CMD (a two-process cm_bench --json across the hosts) and prints
-# "RTT_US BW_MBS", or returns 1 (its output in $probe_log when set).
+# exp_link_probe LOG CMD...: runs CMD (a two-process cm_bench --json across the hosts), keeps
+# its output in LOG and prints "RTT_US BW_MBS", or returns 1.
 exp_link_probe() {
-    local out
+    local out log=$1
+    shift
     out=$("$@" 2>&1)
-    [ -n "${probe_log:-}" ] && printf '%s\n' "$out" > "$probe_log"
+    printf '%s\n' "$out" > "$log"
     awk '
         /"name": "message round trip \(null\)"/ { if (match($0, /"cm": [0-9.]+/)) rtt = substr($0, RSTART + 6, RLENGTH - 6) }
         /"name": "get bandwidth \(16 in flight\)", "size": 1048576/ { if (match($0, /"cm": [0-9.]+/)) bw = substr($0, RSTART + 6, RLENGTH - 6) }

@@ -213,7 +213,11 @@ static inline void cm_cm_mark_dirty(uint64_t p)
  * false (ordered by the caller's fence or flush). A put reads src when UCX sends it: at once,
  * unless it waits for send resources. With `live` (src is memory the application goes on
  * storing to) the put has read src when this returns; else src must stay as it is until the
- * next flush.
+ * next flush. The software doubling's source is our network view (never protected: a later
+ * invalidation must not fault inside the transport), live while the application runs: a put
+ * left waiting for send resources (soft-RoCE under load) went out later with a later value, a
+ * word's delayed put carried an intermediate sum, and the bytes found changed at the release
+ * (only those) left the home with a mix of the two.
  */
 static inline bool cm_cm_write_through_from(int home, uintptr_t addr, const void *src, size_t len,
                                             bool live)
@@ -234,18 +238,6 @@ static inline bool cm_cm_write_through_from(int home, uintptr_t addr, const void
     return false;
 }
 
-/*
- * As cm_cm_write_through_from, from our network view of the same bytes (never protected: a
- * later invalidation must not fault inside the transport), which the application goes on
- * storing to. A put left waiting for send resources (soft-RoCE under load) went out later
- * with a later value: a word's delayed put carried an intermediate sum, and the bytes found
- * changed at the release (only those) left the home with a mix of the two.
- */
-static inline bool cm_cm_write_through(int home, uintptr_t addr, size_t len)
-{
-    return cm_cm_write_through_from(home, addr, cm_cm.net + (addr - (uintptr_t)cm_cm.app), len,
-                                    true);
-}
 
 /* Line bytes fetched from the home into our copy (network view): all of [addr, addr + len)
  * except [keep_lo, keep_hi), bytes stored here. */

@@ -54,7 +54,6 @@ static struct {
     size_t           cap;      /* bytes of a batch */
     uint64_t         asked;    /* acknowledgements requested */
     _Atomic uint64_t acked;    /* acknowledgements received (handler) */
-    uint64_t         batches;  /* batches sent */
     bool             any;
 } cm_fwdb;
 
@@ -93,7 +92,7 @@ static void cm_fwdb_on_ack(void *arg, int src, const void *data, size_t len)
     atomic_fetch_add_explicit(&cm_fwdb.acked, 1, memory_order_release);
 }
 
-cm_status_t cm_fwdb_init(const bool *on, size_t cap)
+cm_status_t cm_fwdb_init(bool every_home, size_t cap)
 {
     int n = cm_cm.nprocs;
 
@@ -106,13 +105,24 @@ cm_status_t cm_fwdb_init(const bool *on, size_t cap)
         return CM_ERR_NO_MEMORY;
     }
     for (int pe = 0; pe < n; pe++) {
-        cm_fwdb.on[pe] = on[pe];
-        cm_fwdb.any |= on[pe];
+        char tl[128];
+        /* Not ourselves, nor a home whose memory is mapped here (a forwarded store is a plain
+         * store there). */
+        cm_fwdb.on[pe] = pe != cm_cm.me && cm_cm.home_delta[pe] == 0 &&
+                         (every_home || cm_rma_peer_tcp_only(cm_cm.rma, pe, tl, sizeof(tl)));
+        cm_fwdb.any |= cm_fwdb.on[pe];
     }
-    /* Every process registers: a home applies batches whatever it sends itself. */
+    /* Every process registers (a home applies batches whatever it sends itself), and before
+     * anyone sends: UCX drops a message whose id has no handler yet. The same decision on
+     * every process: the settings are the job's. */
     CM_CHECK(cm_rma_am_set_handler(cm_cm.rma, CM_FWDB_AM_BATCH, cm_fwdb_on_batch, NULL));
     CM_CHECK(cm_rma_am_set_handler(cm_cm.rma, CM_FWDB_AM_ACK, cm_fwdb_on_ack, NULL));
-    return CM_OK;
+    return cm_rma_barrier(cm_cm.rma);
+}
+
+bool cm_fwdb_active(void)
+{
+    return cm_fwdb.any;
 }
 
 void cm_fwdb_fini(void)
@@ -137,19 +147,12 @@ static void cm_fwdb_send(int pe, bool ack)
     cm_fwdb_home_t *h = &cm_fwdb.home[pe];
     cm_fwdb_hdr_t hdr = {.ack = ack, .pad = 0};
 
-    if (h->buf == NULL) {
-        h->buf = malloc(cm_fwdb.cap);
-        if (h->buf == NULL) {
-            cm_fatal(1, "cashmere: out of memory for a write-through batch");
-        }
-        h->used = sizeof(hdr);
-    }
+    /* Called for a batch that exists: runs gathered, or one sent since the last acknowledged. */
     memcpy(h->buf, &hdr, sizeof(hdr));
     /* Posted: UCX copies it or keeps it until sent; the buffer is ours again at once. */
     if (cm_rma_am_post(cm_cm.rma, pe, CM_FWDB_AM_BATCH, h->buf, h->used) != CM_OK) {
         cm_fatal(1, "write-through batch of %zu bytes to rank %d failed", h->used, pe);
     }
-    cm_fwdb.batches++;
     h->used = sizeof(hdr);
     h->sent = !ack;
     if (ack) {
@@ -215,9 +218,4 @@ void cm_fwdb_complete(void)
     if (waiting) {
         cm_rma_wait_events(cm_cm.rma, cm_fwdb_all_acked, NULL);
     }
-}
-
-uint64_t cm_fwdb_batches(void)
-{
-    return cm_fwdb.batches;
 }

@@ -84,8 +84,9 @@ static inline void cm_wh_store_direct(char *dst, uintptr_t addr, size_t len)
     cm_cm.st.forwarded_puts++;
 }
 
-/* Writes len bytes at app address addr (within one page) through to the page's home. */
-static void cm_wh_forward(uintptr_t addr, size_t len)
+/* Writes len bytes at app address addr (within one page) through to the page's home: into a
+ * batch, or a put (live: the application may store to them meanwhile, cm_cm_int.h). */
+static void cm_wh_through(uintptr_t addr, size_t len, bool live)
 {
     const cm_pte_t *pte = &cm_cm.pte[cm_cm_page(addr)];
 
@@ -94,11 +95,17 @@ static void cm_wh_forward(uintptr_t addr, size_t len)
     }
     if (cm_fwdb_batched(pte->home)) {
         cm_fwdb_append(pte->home, addr, len);
-    } else if (cm_cm_write_through(pte->home, addr, len)) {
+    } else if (cm_cm_write_through_from(pte->home, addr,
+                                        cm_cm.net + (addr - (uintptr_t)cm_cm.app), len, live)) {
         cm_wh.direct = true;
     }
     cm_watch_forwarded_range(&cm_wh.watch, addr, len);
     cm_cm.st.forwarded_puts++;
+}
+
+static void cm_wh_forward(uintptr_t addr, size_t len)
+{
+    cm_wh_through(addr, len, true);
 }
 
 static void cm_wh_forward_range(uintptr_t addr, size_t len, void *arg)
@@ -263,23 +270,10 @@ static void cm_wh_loaded(uintptr_t addr, size_t len)
  * acquire until the flush after this completes it (cm_cm_complete). */
 static void cm_wh_run_put(void)
 {
-    const cm_pte_t *pte = &cm_cm.pte[cm_cm_page(cm_wh.run_addr)];
-
-    if (cm_wh.run_len == 0) {
-        return;
+    if (cm_wh.run_len != 0) {
+        cm_wh_through(cm_wh.run_addr, cm_wh.run_len, false);
+        cm_wh.run_len = 0;
     }
-    if (pte->mapped && pte->home != cm_cm.me && cm_fwdb_batched(pte->home)) {
-        cm_fwdb_append(pte->home, cm_wh.run_addr, cm_wh.run_len);
-        cm_cm.st.forwarded_puts++;
-    } else if (pte->mapped && pte->home != cm_cm.me) {
-        if (cm_cm_write_through_from(pte->home, cm_wh.run_addr,
-                                     cm_cm.net + (cm_wh.run_addr - (uintptr_t)cm_cm.app),
-                                     cm_wh.run_len, false)) {
-            cm_wh.direct = true;
-        }
-        cm_cm.st.forwarded_puts++;
-    }
-    cm_wh.run_len = 0;
 }
 
 /* release: a run of changed bytes the flush found, merged with the previous one where it
@@ -432,52 +426,24 @@ static cm_status_t cm_wh_init(void)
                   NULL);
     cm_wh.loads = (cm_variants[cm_cm.variant].build == CM_BUILD_ACCESSES);
     cm_wh.release = (cfg->forward == CM_FORWARD_RELEASE);
-    {
-        bool page_fill = (cm_variants[cm_cm.variant].fill == CM_FILL_PAGE), any = false;
-        bool *on = calloc((size_t)cm_cm.nprocs, sizeof(bool));
-
-        if (on == NULL) {
-            cm_error("cashmere: out of memory");
-            return CM_ERR_NO_MEMORY;
-        }
-        if (cfg->forward_batch < 256 || cfg->forward_batch > (1u << 20)) {
-            free(on);
-            cm_error("CM_FORWARD_BATCH=%zu: a batch is 256 bytes to 1 MiB",
-                     (size_t)cfg->forward_batch);
-            return CM_ERR_INVALID;
-        }
-        if (cfg->forward == CM_FORWARD_BATCH && !page_fill) {
-            free(on);
+    if (cfg->forward_batch < 256 || cfg->forward_batch > (1u << 20)) {
+        cm_error("CM_FORWARD_BATCH=%zu: a batch is 256 bytes to 1 MiB", (size_t)cfg->forward_batch);
+        return CM_ERR_INVALID;
+    }
+    if (cfg->forward == CM_FORWARD_BATCH || cfg->forward == CM_FORWARD_AUTO) {
+        if (cm_variants[cm_cm.variant].fill == CM_FILL_PAGE) {
+            CM_CHECK(cm_fwdb_init(cfg->forward == CM_FORWARD_BATCH, (size_t)cfg->forward_batch));
+        } else if (cfg->forward == CM_FORWARD_BATCH) {
             cm_error("CM_FORWARD=batch needs whole-page fills (CHS*): under %s a line fill would "
                      "bring back bytes older than ours still waiting in a batch", vname);
             return CM_ERR_UNSUPPORTED;
         }
-        for (int pe = 0; pe < cm_cm.nprocs; pe++) {
-            char tl[128];
-            if (pe == cm_cm.me || cm_cm.home_delta[pe] != 0 || !page_fill) {
-                continue; /* ourselves, a home whose memory is mapped here, or line fills */
-            }
-            cm_rma_describe_peer(cm_cm.rma, pe, tl, sizeof(tl));
-            on[pe] = (cfg->forward == CM_FORWARD_BATCH) ||
-                     (cfg->forward == CM_FORWARD_AUTO && strncmp(tl, "tcp/", 4) == 0);
-            any |= on[pe];
-        }
-        if (cm_fwdb_init(on, (size_t)cfg->forward_batch) != CM_OK) {
-            free(on);
-            return CM_ERR_NO_MEMORY;
-        }
-        free(on);
-        /* UCX drops a message whose id has no handler yet: every home registered before anyone
-         * sends (the same decision on every process: the settings are the job's). */
-        if (page_fill && (cfg->forward == CM_FORWARD_AUTO || cfg->forward == CM_FORWARD_BATCH)) {
-            CM_CHECK(cm_rma_barrier(cm_cm.rma));
-        }
-        cm_cm.write_note = cm_wh.release ? "forwarded at the release, a put per run of changed "
-                                           "bytes (CM_FORWARD=release)"
-                           : any ? "forwarded as stored, batched per home across the network "
-                                   "(CM_FORWARD=batch)"
-                                 : "forwarded as stored (CM_FORWARD=store)";
     }
+    cm_cm.write_note = cm_wh.release     ? "forwarded at the release, a put per run of changed "
+                                           "bytes (CM_FORWARD=release)"
+                       : cm_fwdb_active() ? "forwarded as stored, batched per home across the "
+                                            "network (CM_FORWARD=batch)"
+                                          : "forwarded as stored (CM_FORWARD=store)";
     CM_CHECK(cm_watch_init(&cm_wh.watch, cm_cm.app, cm_cm.net, cm_cm.npages << cm_cm.shift));
     if (cm_cm.check) {
         CM_CHECK(cm_sc_init(cm_cm.app, cm_cm.net, cm_cm.npages, cm_cm.ps));
