@@ -9,6 +9,9 @@
 #   --long    mp_rma; every litmus case under CHSM CHSN CHHM NSSN NSHM (CAS and MCS
 #             directory) and TreadMarks (fault and scan) at 1+1 and 2+2; the nine apps at 2+2;
 #             cm_bench next to ucx_perftest floors measured in the same guests
+#   --bench   cm_bench next to ucx_perftest, then the scoreboard across the guests (one rank
+#             each; paper size; TreadMarks fault and scan, CHSM CHSN NSSN): Table 2 over verbs,
+#             written to /out (run.sh --keep DIR keeps it)
 mode=${1:---short}
 export top_srcdir top_builddir
 . "$top_srcdir/tests/lib.sh"
@@ -54,7 +57,9 @@ expect_out "mp_rma: 2 ranks OK"
 grep -o '"transports": "[^"]*"' $stats | sort -u | sed 's/^/  /'
 grep -q '"transports": "[^"]*rc_verbs/rxe0:1' $stats || fail "the ranks did not reach each other over rc_verbs/rxe0:1"
 
-if [ "$mode" = --short ]; then
+if [ "$mode" = --bench ]; then
+    cases="" settings=() layouts="" apps=""
+elif [ "$mode" = --short ]; then
     cases="msgpass counter barrier restore"
     settings=("CM_PROTOCOL=cashmere CM_VARIANT=CHSM CM_DIRECTORY=cas"
               "CM_PROTOCOL=cashmere CM_VARIANT=NSSN CM_DIRECTORY=mcs"
@@ -88,9 +93,16 @@ for app in $apps; do
     done
 done
 
-if [ "$mode" = --long ]; then
+if [ "$mode" != --short ]; then
     note "cm_bench next to ucx_perftest, the same guests (TCG: read the ratios)"
     CMRUN=$CMRUN CM_BENCH=$CM_BENCH "$top_srcdir/tests/vm/bench.sh" || fail "the benchmark table"
+fi
+if [ "$mode" = --bench ]; then
+    note "the scoreboard across the guests over verbs (${CM_VM_APPS:=sor gauss water fft}, paper size)"
+    expect_ok env CM_RESULTS_DIR=/out "$top_srcdir/experiments/scoreboard" --hosts vm1,vm2 \
+        --size paper --apps "$CM_VM_APPS" --settings "treadmarks treadmarks-scan CHSM CHSN NSSN" \
+        --reps "${CM_VM_REPS:-1}" --timeout 1200 --out /out/scoreboard
+    cat /out/scoreboard/scoreboard.md
 fi
 # Retransmissions (duplicate requests at a responder) mean the timeout above was too short.
 for h in vm1 vm2; do

@@ -13,6 +13,8 @@
 #     --short   one boot, a bounded litmus set and two apps (what .ci/run runs; ~10 minutes)
 #     --long    every litmus case under CHSM CHSN CHHM NSSN NSHM and TreadMarks (fault, scan),
 #               the nine apps at test size, cm_bench next to ucx_perftest (about an hour)
+#     --bench   cm_bench next to ucx_perftest and the scoreboard across the guests at paper size
+#               (the apps' Table 2 over verbs; CM_VM_APPS, CM_VM_REPS; an hour or more)
 #     --keep DIR   keep the consoles, the log and the benchmark tables in DIR
 #   CM_VM_CACHE, CM_VM_MIRROR: see mkimage.sh. CM_VM_SMP (2), CM_VM_MEM (3072 MiB) per guest.
 #   CM_VM_CMD: a shell command vm1 runs instead of guest.sh (in the build tree; vm2 serves ssh)
@@ -29,8 +31,9 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --short) mode=short ;;
         --long)  mode=long ;;
+        --bench) mode=bench ;;
         --keep)  keep=$2; shift ;;
-        *) echo "run.sh: unknown argument '$1' (--short, --long, --keep DIR)" >&2; exit 2 ;;
+        *) echo "run.sh: unknown argument '$1' (--short, --long, --bench, --keep DIR)" >&2; exit 2 ;;
     esac
     shift
 done
@@ -66,7 +69,8 @@ initrd="$dir/initrd.gz"
 if [ -n "${CM_VM_CMD:-}" ]; then
     printf '%s\n' "$CM_VM_CMD" > "$dir/out/cmd" # a command of one's own, run in vm1's tree
 else
-    printf 'top_srcdir=%q top_builddir=%q %q --%s\n' "$top_srcdir" "$top_builddir" \
+    printf 'top_srcdir=%q top_builddir=%q CM_VM_APPS=%q CM_VM_REPS=%q %q --%s\n' "$top_srcdir" \
+        "$top_builddir" "${CM_VM_APPS:-sor gauss water fft}" "${CM_VM_REPS:-1}" \
         "$top_srcdir/tests/vm/guest.sh" "$mode" > "$dir/out/cmd"
 fi
 
