@@ -257,6 +257,16 @@ static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
         }
         cm_dir_cas_unpack(cur, &e);
         cm_dir_current(dir, &e);
+        if (op == CM_DIR_WRITE && (e.writers & (1ull << dir->rank))) {
+            /* Already a writer (our bits are ours alone: the guess decides this as the entry
+             * would): WRITE changes nothing and notifies nobody, so nothing is written. A
+             * sharer that refetches its pages at acquire (cm_refetch.h) stays a writer, and
+             * its next interval's stores would otherwise cost a swap each. */
+            cm_dir_apply(&e, op, dir->rank, (uint32_t)home, dir->first_touch,
+                         dir->unsafe_threshold, fx);
+            *after = e;
+            return CM_OK;
+        }
         if (op == CM_DIR_LEAVE && (e.writers & (1ull << dir->rank)) && !bumped) {
             /* A writer leaves: the version moves first (only we can remove us, so once). Its
              * result is not needed: an add, fenced before the swap that follows to the same
@@ -334,6 +344,28 @@ cm_status_t cm_dir_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op, cm_dir_h
     }
     return (dir->impl == CM_DIR_IMPL_CAS) ? cm_dir_cas_update(dir, page, op, held, arg, after, fx)
                                           : cm_dir_mcs_update(dir, page, op, held, arg, after, fx);
+}
+
+cm_status_t cm_dir_peek_nbi(cm_dir_t *dir, uint64_t page, uint64_t *word)
+{
+    if (dir->impl != CM_DIR_IMPL_CAS) {
+        cm_error("directory: a snapshot without locking needs the compare-and-swap form");
+        return CM_ERR_INVALID;
+    }
+    return cm_rma_get_nbi(dir->rma, cm_dir_home_of(dir, page), word, cm_dir_slot(dir, page),
+                          sizeof(*word));
+}
+
+void cm_dir_peek_entry(cm_dir_t *dir, uint64_t page, uint64_t word, cm_dir_entry_t *e)
+{
+    cm_dir_cas_unpack(word, e);
+    cm_dir_current(dir, e);
+    if (!(e->flags & CM_DIR_HOME_FIXED)) {
+        e->home = (uint32_t)cm_dir_home_of(dir, page);
+    }
+    if (dir->guess != NULL) {
+        dir->guess[page] = word;
+    }
 }
 
 cm_status_t cm_dir_read(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e, uint64_t *version)

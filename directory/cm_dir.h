@@ -167,6 +167,14 @@ cm_status_t cm_dir_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op, cm_dir_h
  */
 cm_status_t cm_dir_read(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e, uint64_t *version);
 
+/*
+ * CAS form only: a snapshot of page's entry word, issued now and complete at the caller's next
+ * flush (many entries, one round trip); cm_dir_peek_entry then decodes it, and keeps it as the
+ * guess of the page's next update.
+ */
+cm_status_t cm_dir_peek_nbi(cm_dir_t *dir, uint64_t page, uint64_t *word);
+void cm_dir_peek_entry(cm_dir_t *dir, uint64_t page, uint64_t word, cm_dir_entry_t *e);
+
 /* Resets the entries this process hosts to UNCACHED, home not fixed (no concurrent use!). */
 void cm_dir_reset_local(cm_dir_t *dir);
 

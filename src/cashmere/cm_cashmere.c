@@ -25,6 +25,7 @@
 #include "config.h"
 #include "locks/cm_mcs.h"
 #include "src/cashmere/cm_cm_int.h"
+#include "src/cashmere/cm_refetch.h"
 #include "src/cm_hooks_api.h"
 #include "src/cm_protocol.h"
 #include "src/cm_replica_heap.h"
@@ -128,6 +129,17 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
     } else {
         cm_cm.st.read_faults++;
     }
+    if (cm_refetch_held(p)) {
+        /* Still in the sharing set, its copy fetched at the last acquire (and self-noticed
+         * there if need be): only its mapping is missing. */
+        cm_refetch_fault(p, true);
+        pte->flags &= CM_PTE_DIRTY | CM_PTE_LISTED | CM_PTE_SELF;
+        CM_CHECK(cm_cm_protect(p, cm_cm.write->joining(p, (int)pte->home, write)));
+        pte->mapped = 1;
+        cm_shadow_repaint(p);
+        return CM_OK;
+    }
+    cm_refetch_fault(p, false);
     /* Join first, then copy: a writer that turns the page weak after this sees us. */
     CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_JOIN, cm_cm_held, NULL, &e, &fx));
     if (fx.claimed_home) {
@@ -234,7 +246,11 @@ static cm_status_t cm_cm_invalidate(uint64_t p)
     cm_dir_effects_t fx;
 
     if (!pte->mapped) {
-        return CM_OK;
+        if (cm_refetch_held(p) && cm_refetch_unused(p)) {
+            /* Refetched at the last two acquires and not used since: it leaves now. */
+            return cm_dir_update(&cm_cm.dir, p, CM_DIR_LEAVE, NULL, NULL, &e, &fx);
+        }
+        return CM_OK; /* not here, or held by this acquire already */
     }
     CM_CHECK(cm_cm_settle(p));
     if ((pte->flags & CM_PTE_DIRTY) && !(pte->flags & CM_PTE_PROCESSED)) {
@@ -245,11 +261,19 @@ static cm_status_t cm_cm_invalidate(uint64_t p)
     if (cm_cm.write->dropped != NULL) {
         cm_cm.write->dropped(p);
     }
+    cm_cm.st.invalidations++;
+    if (!(pte->flags & CM_PTE_UNSAFE) && cm_refetch_hold(p)) {
+        /* Used since its copy was made: copied again at this acquire's end, still a sharer. */
+        pte->mapped = 0;
+        pte->flags &= CM_PTE_LISTED;
+        cm_shadow_repaint(p);
+        return CM_OK;
+    }
     CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_LEAVE, NULL, NULL, &e, &fx));
+    cm_refetch_left(p);
     pte->mapped = 0;
     pte->flags &= CM_PTE_LISTED; /* still on the dirty list: no second entry */
     cm_shadow_repaint(p);
-    cm_cm.st.invalidations++;
     return CM_OK;
 }
 
@@ -266,7 +290,7 @@ static cm_status_t cm_cm_invalidate_visit(uint64_t p, void *arg)
 static cm_status_t cm_cm_invalidate_all(void)
 {
     for (uint64_t p = 0; p < cm_cm.npages; p++) {
-        if (cm_cm.pte[p].mapped) {
+        if (cm_cm.pte[p].mapped || cm_refetch_held(p)) {
             CM_CHECK(cm_cm_invalidate(p));
         }
     }
@@ -336,7 +360,7 @@ static cm_status_t cm_cm_acquire_in(void)
     if (overflow) {
         CM_CHECK(cm_cm_invalidate_all());
     }
-    return CM_OK;
+    return cm_refetch_complete();
 }
 
 static cm_status_t cm_cm_acquire(void)
@@ -366,6 +390,7 @@ static cm_status_t cm_cm_init_end(void)
     cm_cm.dirty.n  = 0;
     cm_cm.unsafe.n = 0;
     cm_cm.selfn.n  = 0;
+    cm_refetch_reset();
     cm_dir_reset_local(&cm_cm.dir);
     cm_wn_reset_local(&cm_cm.wn);
     CM_CHECK(cm_barrier_wait(&cm_cm.barrier));
@@ -569,6 +594,9 @@ static cm_status_t cm_cm_init(void)
     }
     CM_CHECK(cm_cm.write->init());
     CM_CHECK(cm_cm.fill->init());
+    CM_CHECK(cm_refetch_init(cfg->refetch != CM_REFETCH_PAPER && cm_cm.fill->copies &&
+                                 impl == CM_DIR_IMPL_CAS,
+                             cfg->refetch == CM_REFETCH_AUTO));
 
     /* Every page starts unmapped: its first access faults and joins the directory. */
     if (mprotect(cm_cm.app, cm_cm.npages << cm_cm.shift, PROT_NONE) != 0) {
@@ -593,6 +621,13 @@ static cm_status_t cm_cm_init(void)
              row->note[0] ? "; note: " : "", row->note,
              (impl == CM_DIR_IMPL_CAS) ? "compare-and-swap word" : "MCS lock per entry",
              cfg->first_touch ? "first touch after initialization" : "fixed");
+    if (cm_cm.fill->copies) {
+        size_t len = strlen(cm_cm.describe);
+        snprintf(cm_cm.describe + len, sizeof(cm_cm.describe) - len, "; invalidated pages: %s",
+                 cm_refetch_held_on() ? "refetched at the acquire if used since their copy "
+                                        "(CM_REFETCH=used)"
+                                      : "leave, copied again at their next fault (CM_REFETCH=paper)");
+    }
     cm_cm.t_start = cm_time_ns();
     cm_cm.ready   = true;
     return CM_OK;
@@ -605,6 +640,7 @@ static void cm_cm_fini(void)
     }
     cm_hooks_set_range(0, 0, NULL);
     cm_shadow_detach();
+    cm_refetch_fini();
     cm_cm.fill->fini();
     cm_cm.write->fini();
     cm_wn_fini(&cm_cm.wn);

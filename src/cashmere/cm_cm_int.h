@@ -73,6 +73,9 @@ typedef struct {
     /* The shadow of page p (n bytes at sh), write_armed: the write mechanism's answer for it;
      * NULL: all of the page from write_armed. */
     void (*paint)(uint64_t p, uint8_t *sh, size_t n, bool write_armed);
+    /* A dropped page's data is a whole copy, fetched again by one get from its home (page
+     * copies): it may be refetched at acquire and held (cm_refetch.h). */
+    bool copies;
 } cm_fill_ops_t;
 
 /*

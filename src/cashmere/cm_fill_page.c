@@ -40,4 +40,5 @@ const cm_fill_ops_t cm_fill_page_ops = {
     .fini = cm_fp_fini,
     .map  = cm_fp_map,
     .drop = cm_fp_drop,
+    .copies = true,
 };

@@ -41,6 +41,7 @@ typedef enum {
 /* Enum settings, in the order of their value lists in the table. */
 typedef enum { CM_PROGRESS_AUTO, CM_PROGRESS_ON, CM_PROGRESS_OFF } cm_progress_mode_t;
 typedef enum { CM_FORWARD_AUTO, CM_FORWARD_STORE, CM_FORWARD_BATCH, CM_FORWARD_RELEASE } cm_forward_mode_t;
+typedef enum { CM_REFETCH_AUTO, CM_REFETCH_PAPER, CM_REFETCH_USED } cm_refetch_mode_t;
 typedef enum { CM_WAIT_AUTO, CM_WAIT_SPIN, CM_WAIT_BLOCK } cm_wait_mode_t;
 typedef enum { CM_LAUNCHER_AUTO, CM_LAUNCHER_SRUN, CM_LAUNCHER_PRTERUN, CM_LAUNCHER_MPIRUN } cm_launcher_t;
 typedef enum { CM_PROTOCOL_CASHMERE, CM_PROTOCOL_TREADMARKS, CM_PROTOCOL_NONE } cm_protocol_kind_t;

@@ -67,6 +67,15 @@
       "changed goes to the home at the release, one put per run of changed bytes. auto: batch " \
       "for homes reached over TCP (which emulates every put in the home's CPU anyway) under CHS*, " \
       "else store.") \
+    _(refetch, REFETCH, ENUM, "auto", "auto|paper|used", "protocol", \
+      "C*** (page copies) with the compare-and-swap directory: what an acquire does with a page " \
+      "it invalidates. paper = the paper's self-invalidation: the page leaves the sharing set and " \
+      "joins again, copied, at its next fault (two directory updates and a get, one round trip " \
+      "after another); used = a page used since its last copy stays in the set and is copied " \
+      "again at the acquire, every such page in one batch, and left without access until its " \
+      "next use (a local fault); unused, it leaves at the next invalidation. auto: used while " \
+      "it pays, as this process's own accesses show (refetched pages used, against those left " \
+      "unused and those that left and were needed right after), else paper.") \
     _(forward_batch, FORWARD_BATCH, SIZE, "16k", NULL, "protocol", \
       "CM_FORWARD=batch: the bytes of a write-through message to one home (256 to 1M).") \
     _(line_size, LINE_SIZE, SIZE, "64", NULL, "protocol", \

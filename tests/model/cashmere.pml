@@ -40,10 +40,19 @@
  *                  engine forwards what differs from the twin, at the latest when the
  *                  page is settled (before its write transition and before it is
  *                  dropped), and a line fill installs the fetched words in the twin too.
+ *   REFETCH        CM_REFETCH=used (src/cashmere/cm_refetch.h; page copies, CAS form): an
+ *                  acquire's invalidation keeps the page in the sharing set ("pending"),
+ *                  and the acquire's end gets the page from its home and a snapshot of
+ *                  its entry, in either order, each one step; a snapshot that shows the
+ *                  page WEAK, BUSY or UNSAFE self-notices it. The page is then "held":
+ *                  its next access maps it without a join or a copy; invalidated
+ *                  unused, it is refetched once more, and the second time it leaves. A writer's WRITE when its writer bit is set writes
+ *                  nothing (the entry's UNSAFE flag then as a stale guess may show it).
  * Their orderings that must fail: LINE_KEEP (a line stays valid across a drop and a
  * join), OFFLOAD_LATE (a release settles its pages after its transitions and flush),
  * FILL_NO_TWIN (a line fill leaves the twin as it was: the fetched words look written
- * and go back to the home, over newer ones).
+ * and go back to the home, over newer ones), REFETCH_NO_SELF (a held page is never
+ * self-noticed: writes to a page already WEAK post no notices, and its copy stays old).
  *
  * The ordering that must fail: OLD_ORDER, notices posted after the entry is
  * released (the lost update; a counterexample in both forms). The old
@@ -106,6 +115,9 @@ c_code { int cm_probe; }
 #define R_INV_ALL     14   /* ... because the ring overflowed */
 #define R_LINE_FILL   15   /* FILL_LINE: a line got from another home after its page was joined */
 #define R_FORWARD     16   /* WRITE_OFFLOAD: a settle forwards words that differ from the twin */
+#define R_WRITE_SKIP  17   /* REFETCH: a WRITE by a writer writes nothing */
+#define R_HELD_LEAVE  18   /* REFETCH: a held page invalidated unused leaves */
+#define R_REFETCH     19   /* REFETCH: a page refetched at the end of an acquire */
 
 #define F_UNSAFE 1
 #define F_FIXED  2
@@ -148,6 +160,9 @@ qnode_t q[NPROC];
 /* A process's local page table (declared in the process: private state). */
 typedef pte_t {
     bit mapped[NPAGE]; bit dirty[NPAGE]; bit processed[NPAGE]; bit unsafe[NPAGE]; bit self[NPAGE];
+#ifdef REFETCH
+    bit pend[NPAGE]; bit kept[NPAGE]; bit missed[NPAGE];  /* cm_refetch.c's per-page state */
+#endif
     byte home[NPAGE]; byte ver[NPAGE];
     bit inflight[NPAGE * NLOCK];    /* a forwarded store on its way to home[p] */
 #ifdef FILL_LINE
@@ -333,6 +348,21 @@ inline dir_update(pg, op) {
     :: op == OP_LEAVE && (dwr[pg] & BIT(me)) != 0 -> atomic { dver[pg]++; REACHED(R_VERSION) }
     :: else -> skip
     fi;
+#ifdef REFETCH
+    /* Already a writer: nothing written, no wait (decided on our own bit, exact in the guess). */
+    if
+    :: op == OP_WRITE && (dwr[pg] & BIT(me)) != 0 ->
+        atomic {
+            e_sh = dsh[pg]; e_wr = dwr[pg]; e_home = dhome[pg];
+            if
+            :: e_fl = dfl[pg] & ~F_BUSY
+            :: e_fl = dfl[pg] & ~(F_BUSY | F_UNSAFE)        /* a guess from before it was unsafe */
+            fi;
+            dir_apply(pg, op);
+            REACHED(R_WRITE_SKIP)
+        }
+    :: else ->
+#endif
     /* get + compare-and-swap until it succeeds, never on a BUSY entry: one atomic step. */
 #ifdef WAIT_PROBES   /* a separate step: compiled only for its probe run */
     if
@@ -362,6 +392,9 @@ inline dir_update(pg, op) {
         atomic { assert((dfl[pg] & F_BUSY) != 0); dfl[pg] = e_fl }   /* nobody changed it */
     :: else -> skip
     fi;
+#ifdef REFETCH
+    fi;
+#endif
 #else
     /* MCS form: the entry lock is held from the read to the write-back. Queue node set up
      * and fetch-and-store in one step: nobody can reach the node before the swap. */
@@ -555,6 +588,15 @@ inline invalidate(pg) {
             :: else -> skip
             fi
         };
+#ifdef REFETCH
+        if
+        :: !pt.unsafe[pg] ->                         /* used since its copy: refetched, stays */
+            d_step {
+                pt.pend[pg] = 1; pt.missed[pg] = 0;
+                pt.dirty[pg] = 0; pt.processed[pg] = 0; pt.self[pg] = 0; pt.ver[pg] = 0
+            }
+        :: else ->
+#endif
         dir_update(pg, OP_LEAVE);
         d_step {
             pt.dirty[pg] = 0; pt.processed[pg] = 0; pt.unsafe[pg] = 0;
@@ -562,10 +604,72 @@ inline invalidate(pg) {
             e_sh = 0; e_wr = 0; e_fl = 0; e_home = 0; fx_notify = 0; fx_self = 0;
             fx_claim = 0; fx_oldhome = 0; fx_version = 0
         }
+#ifdef REFETCH
+        fi
+    :: !pt.mapped[pg] && pt.kept[pg] && !pt.missed[pg] ->   /* unused once: refetched again */
+        d_step { pt.kept[pg] = 0; pt.pend[pg] = 1; pt.missed[pg] = 1 }
+    :: !pt.mapped[pg] && pt.kept[pg] && pt.missed[pg] ->    /* unused twice: it leaves */
+        d_step { pt.kept[pg] = 0; pt.missed[pg] = 0 };
+        dir_update(pg, OP_LEAVE);
+        d_step {
+            e_sh = 0; e_wr = 0; e_fl = 0; e_home = 0; fx_notify = 0; fx_self = 0;
+            fx_claim = 0; fx_oldhome = 0; fx_version = 0;
+            REACHED(R_HELD_LEAVE)
+        }
+#endif
     :: else -> skip
     fi;
     why = 0
 }
+
+#ifdef REFETCH
+/* cm_refetch_complete, page pg: its copy and its entry, both gets in flight together. */
+inline refetch_copy(pg) {
+    d_step {
+        if
+        :: pt.home[pg] != me ->
+            xi = 0;
+            do
+            :: xi < NLOCK -> mem[me].w[pg * NLOCK + xi] = mem[pt.home[pg]].w[pg * NLOCK + xi]; xi++
+            :: else -> break
+            od;
+            xi = 0
+        :: else -> skip
+        fi
+    }
+}
+
+inline refetch_complete() {
+    ap = 0;
+    do
+    :: ap < NPAGE ->
+        if
+        :: pt.pend[ap] ->
+            if
+            :: refetch_copy(ap); atomic { e_sh = dsh[ap]; e_wr = dwr[ap]; e_fl = dfl[ap] }
+            :: atomic { e_sh = dsh[ap]; e_wr = dwr[ap]; e_fl = dfl[ap] }; refetch_copy(ap)
+            fi;
+            d_step {
+                assert((e_sh & BIT(me)) != 0);       /* we never left */
+                state_of(e_sh, e_wr, cst);
+#ifndef REFETCH_NO_SELF
+                if
+                :: (e_fl & (F_BUSY | F_UNSAFE)) != 0 || cst == S_WEAK -> pt.self[ap] = 1
+                :: else -> skip
+                fi;
+#endif
+                pt.pend[ap] = 0; pt.kept[ap] = 1;
+                e_sh = 0; e_wr = 0; e_fl = 0; cst = 0;
+                REACHED(R_REFETCH)
+            }
+        :: else -> skip
+        fi;
+        ap++
+    :: else -> break
+    od;
+    ap = 0
+}
+#endif
 
 /* cm_wn_drain + visits: consume this process's ring. */
 inline drain() {
@@ -638,7 +742,11 @@ inline acquire_coherence() {
         ap++
     :: else -> break
     od;
-    ap = 0
+    ap = 0;
+#ifdef REFETCH
+    refetch_complete();
+#endif
+    skip
 }
 
 /* cm_cm_release, before the lock is handed on. */
@@ -745,7 +853,13 @@ proctype P(byte me; byte ncs)
         acquire_coherence();
 again:
         if
+#ifdef REFETCH
+        :: !pt.mapped[pg] && pt.kept[pg] ->          /* refetched: mapped, no join, no copy */
+            d_step { pt.kept[pg] = 0; pt.missed[pg] = 0; pt.mapped[pg] = 1; pt.processed[pg] = 0; pt.unsafe[pg] = 0 }
+        :: !pt.mapped[pg] && !pt.kept[pg] -> fault(pg)
+#else
         :: !pt.mapped[pg] -> fault(pg)
+#endif
         :: else -> skip
         fi;
 #ifdef FILL_LINE

@@ -123,6 +123,14 @@ throttle; build mech-line-offload cashmere.pml "${mech_flags[@]}" -DFILL_LINE -D
 throttle; build mech-line-keep cashmere.pml "${mech_flags[@]}" -DFILL_LINE -DLINE_KEEP &
 throttle; build mech-offload-late cashmere.pml "${mech_flags[@]}" -DWRITE_OFFLOAD -DOFFLOAD_LATE &
 throttle; build mech-fill-no-twin cashmere.pml "${mech_flags[@]}" -DFILL_LINE -DWRITE_OFFLOAD -DFILL_NO_TWIN &
+# Refetch at acquire (CM_REFETCH, the default of page copies with the CAS form): the safe
+# configuration's search; a small one (two processes, one with four critical sections over two
+# pages) where a held page also goes unused twice and leaves; and there, the mutation without
+# the snapshot's self-notice, which must read a stale word.
+throttle; build refetch-safe cashmere.pml "${mech_flags[@]}" -DREFETCH &
+refetch_small=(-DCM_DIR_CAS -DTHRESH=2 -DCAP=2 -DNPROC=2 -DNCS0=4 -DNCS=1 -DNPAGE=2 -DREFETCH)
+throttle; build refetch-small cashmere.pml "${refetch_small[@]}" &
+throttle; build refetch-no-self cashmere.pml "${refetch_small[@]}" -DREFETCH_NO_SELF &
 throttle; build ring-cap2 ring.pml -DNPOSTER=3 -DCAP=2 &
 throttle; build ring-cap1 ring.pml -DNPOSTER=3 -DCAP=1 &
 throttle; build ring-old-pending ring.pml -DOLD_PENDING &
@@ -144,7 +152,7 @@ throttle; build wake-seq-late wake.pml -DSEQ_LATE &
 throttle; build wake-events wake.pml -DEVENTS &
 throttle; build wake-no-self-fd wake.pml -DEVENTS -DNO_SELF_FD &
 wait
-mechs="mech-line mech-mapped mech-offload mech-line-offload"
+mechs="mech-line mech-mapped mech-offload mech-line-offload refetch-safe refetch-small"
 for name in $big $mechs; do
     throttle; check "$name" "$name" pass &
 done
@@ -158,6 +166,11 @@ check probe-15-line mech-line "$(reached 15)" 15
 check probe-15-line-offload mech-line-offload "$(reached 15)" 15
 check probe-16-offload mech-offload "$(reached 16)" 16
 check probe-16-line-offload mech-line-offload "$(reached 16)" 16
+check refetch-no-self refetch-no-self "fail:$stale"
+check probe-17-refetch refetch-safe "$(reached 17)" 17   # a writer's WRITE skipped
+check probe-19-refetch refetch-safe "$(reached 19)" 19   # a page refetched
+check probe-12-refetch refetch-safe "$(reached 12)" 12   # a self-notice invalidates
+check probe-18-refetch refetch-small "$(reached 18)" 18  # a held page leaves unused
 
 # The write-notice ring with concurrent posters.
 check ring-3posters-cap2 ring-cap2 pass

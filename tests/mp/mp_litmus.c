@@ -25,6 +25,9 @@
  *   bytes      writers to disjoint bytes of the same words: bytes interleaved, and an image
  *              of 91-byte rows in 4-byte-wide blocks dealt round-robin (VOLREND): a diff or
  *              a forward must carry only the bytes its writer changed
+ *   reuse      pages read again in every interval (refetched at the acquire, CM_REFETCH),
+ *              pages read every other interval (refetched, then left unused) and a page
+ *              everyone writes (weak: a refetched copy gets no notice of later writes)
  *   all        every test above
  *
  *   mp_litmus TEST [--iters N] [--seed S]
@@ -492,6 +495,55 @@ static void test_churn(void)
     }
 }
 
+/*
+ * Each process owns two page-sized blocks (first-touched here: homed here) and a word of one
+ * page all write. Every round it rewrites them; after a barrier everyone reads every block
+ * "a" and the shared page, and every block "b" in even rounds only.
+ */
+static uint64_t reuse_value(int r, int owner, size_t i)
+{
+    return (uint64_t)r << 40 | (uint64_t)owner << 24 | i;
+}
+
+static void test_reuse(void)
+{
+    const size_t n = 4096 / sizeof(uint64_t);
+    const int rounds = iters / 5 + 2;
+    char *raw = cm_malloc((size_t)(2 * np + 2) * 4096);
+    uint64_t *w = (uint64_t *)(((uintptr_t)raw + 4095) & ~(uintptr_t)4095);
+    uint64_t *shared = w + (size_t)(2 * np) * n;
+
+    cm_barrier();
+    memset(w + (size_t)(2 * me) * n, 0, 2 * n * sizeof(uint64_t)); /* first touch: homed here */
+    if (me == 0) {
+        memset(shared, 0, n * sizeof(uint64_t));
+    }
+    cm_barrier();
+    for (int r = 1; r <= rounds; r++) {
+        for (size_t i = 0; i < 2 * n; i++) {
+            w[(size_t)(2 * me) * n + i] = reuse_value(r, me, i);
+        }
+        shared[me] = reuse_value(r, me, 0);
+        jitter();
+        cm_barrier();
+        for (int b = 0; b < np; b++) {
+            for (size_t i = 0; i < ((r % 2 == 0) ? 2 * n : n); i++) {
+                uint64_t got = w[(size_t)(2 * b) * n + i];
+                MP_CHECK(got == reuse_value(r, b, i), "reuse round %d: block %d word %zu is "
+                         "%016llx, expected %016llx", r, b, i, (unsigned long long)got,
+                         (unsigned long long)reuse_value(r, b, i));
+            }
+            MP_CHECK(shared[b] == reuse_value(r, b, 0), "reuse round %d: shared word %d is "
+                     "%016llx, expected %016llx", r, b, (unsigned long long)shared[b],
+                     (unsigned long long)reuse_value(r, b, 0));
+        }
+        cm_barrier();
+    }
+    if (me == 0) {
+        printf("litmus reuse: %d rounds of %d pages OK\n", rounds, 2 * np + 1);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *test = (argc > 1) ? argv[1] : "all";
@@ -545,6 +597,9 @@ int main(int argc, char **argv)
     }
     if (all || strcmp(test, "bytes") == 0) {
         test_bytes();
+    }
+    if (all || strcmp(test, "reuse") == 0) {
+        test_reuse();
     }
     if (me == 0) {
         printf("litmus %s: OK\n", test);

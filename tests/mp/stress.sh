@@ -14,7 +14,7 @@
 
 set -u
 
-ALL_CASES="msgpass counter barrier falseshare weak migrate memops wordlocks refill restore churn bytes"
+ALL_CASES="msgpass counter barrier falseshare weak migrate memops wordlocks refill restore churn bytes reuse"
 
 usage() {
     cat <<EOF
@@ -45,7 +45,7 @@ LISTs are space- or comma-separated. Per run, drawn from the driver seed and the
 (case, setting, transport, processes, round), so narrowing the selection repeats the same runs:
 the litmus seed, CM_NET_LATENCY, sometimes CM_NET_OVERHEAD and CM_NET_BANDWIDTH,
 CM_PROGRESS_THREAD, CM_WAIT=block (in a third of the runs), and per protocol its rare paths (Cashmere: CM_UNSAFE_THRESHOLD=0, a small
-CM_WN_RING, CM_FIRST_TOUCH=no, CM_MERGE_LINES=1, CM_FORWARD=store|release, CM_FORWARD=batch with 256-byte batches; TreadMarks: CM_TMK_GC_BYTES=4k, CM_TMK_WRITE_DETECT=scan).
+CM_WN_RING, CM_FIRST_TOUCH=no, CM_MERGE_LINES=1, CM_FORWARD=store|release, CM_FORWARD=batch with 256-byte batches, CM_REFETCH=paper; TreadMarks: CM_TMK_GC_BYTES=4k, CM_TMK_WRITE_DETECT=scan).
 EOF
 }
 
@@ -240,6 +240,8 @@ make_cmd() {
         if has_column "$s" merge=buffer; then draw 4; [ "$r" != 0 ] || e+=(CM_MERGE_LINES=1); fi
         # Software forwarding as stored and at the release (auto batches across TCP).
         if has_column "$s" write=hooks; then draw 3; [ "$r" != 0 ] || { pick store release; e+=("CM_FORWARD=$r"); }; fi
+        # Page copies: the paper's self-invalidation (the default refetches used pages).
+        if has_column "$s" fill=page; then draw 3; [ "$r" != 0 ] || e+=(CM_REFETCH=paper); fi
         # Batches on shared memory too, and small ones (full batches leave mid-interval).
         if has_column "$s" fill=page && has_column "$s" write=hooks; then
             draw 3; [ "$r" != 0 ] || e+=(CM_FORWARD=batch CM_FORWARD_BATCH=256)

@@ -29,7 +29,7 @@ use_shm
 # cannot be compared between two runs; every other case stores a fixed number of times.
 note "the inline build calls the hook for no more stores than the callback build, case by case (same seed), and fewer in all"
 sum_inl=0 sum_cb=0
-for case in migrate msgpass counter barrier falseshare weak memops wordlocks refill restore bytes; do
+for case in migrate msgpass counter barrier falseshare weak memops wordlocks refill restore bytes reuse; do
     expect_ok env CM_STATS="$tmp/inl.json" "$CMRUN" -n 2 "$MP/mp_litmus.hooks" $case --iters 20 --seed 7
     expect_ok env CM_STATS="$tmp/cb.json" "$CMRUN" -n 2 "$MP/mp_litmus.callback" $case --iters 20 --seed 7
     inl=$(stats_total doubled_stores "$tmp/inl.json") cb=$(stats_total doubled_stores "$tmp/cb.json")

@@ -26,6 +26,26 @@ for fwd in "" store release; do
     expect_out "^litmus all: OK$"
     expect_out "CHSN: .*forwarded $want"
 done
+note "TCP: invalidated pages refetched at the acquire (used; auto while it pays) or left (paper)"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for rf in paper used auto; do
+    expect_ok env CM_REFETCH=$rf CM_VARIANT=CHSN CM_DIRECTORY=cas CM_STATS="$tmp/rf.json" \
+        "$CMRUN" -n 3 "$MP/mp_litmus" reuse --iters 20 --seed 5
+    expect_out "^litmus reuse: .* OK$"
+    refetched=$(stats_total pages_refetched "$tmp/rf.json") used=$(stats_total refetch_used "$tmp/rf.json")
+    note "CM_REFETCH=$rf: $refetched pages refetched, $used of them used before their next invalidation"
+    if [ "$rf" = paper ]; then
+        [ "$refetched" = 0 ] || fail "CM_REFETCH=paper refetched $refetched pages"
+        grep -q 'invalidated pages: leave' "$tmp/rf.json" || fail "the statistics do not say CM_REFETCH=paper"
+    else
+        # Blocks read every round are used after their refetch; those read every other round
+        # are refetched, then left unused.
+        [ -n "$refetched" ] && [ -n "$used" ] && [ "$used" -gt 0 ] && [ "$refetched" -gt "$used" ] ||
+            fail "CM_REFETCH=$rf: expected refetched pages, some used and some not"
+        grep -q 'invalidated pages: refetched' "$tmp/rf.json" || fail "the statistics do not say CM_REFETCH"
+    fi
+done
 note "TCP, unsafe pages and the MCS directory"
 expect_ok env CM_UNSAFE_THRESHOLD=0 CM_DIRECTORY=mcs "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 20
 expect_out "^litmus all: OK$"
