@@ -175,6 +175,13 @@ cm_status_t cm_dir_read(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e, uint64_
 cm_status_t cm_dir_peek_nbi(cm_dir_t *dir, uint64_t page, uint64_t *word);
 void cm_dir_peek_entry(cm_dir_t *dir, uint64_t page, uint64_t word, cm_dir_entry_t *e);
 
+/*
+ * CAS form: page's home as the entry word this process last saw says it, if fixed there and
+ * not BUSY (after the first touch a home never moves until the next reset, and its data is
+ * there once the claim's BUSY is cleared, so such a word is still right).
+ */
+bool cm_dir_known_home(cm_dir_t *dir, uint64_t page, int *home);
+
 /* Resets the entries this process hosts to UNCACHED, home not fixed (no concurrent use!). */
 void cm_dir_reset_local(cm_dir_t *dir);
 

@@ -116,6 +116,7 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
     cm_pte_t *pte = &cm_cm.pte[p];
     cm_dir_entry_t e;
     cm_dir_effects_t fx;
+    int known;
 
     if (pte->mapped) {
         if (write) {
@@ -140,7 +141,12 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
         return CM_OK;
     }
     cm_refetch_fault(p, false);
-    /* Join first, then copy: a writer that turns the page weak after this sees us. */
+    if (cm_cm.fill->early != NULL && cm_dir_known_home(&cm_cm.dir, p, &known) &&
+        known != cm_cm.me) {
+        CM_CHECK(cm_cm.fill->early(p, known)); /* travels with the join (cm_fill_page.c) */
+    }
+    /* Join, then copy (or both at once, above): a writer that turns the page weak after the
+     * join sees us; one before it is in the entry we join, and we get a self-notice. */
     CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_JOIN, cm_cm_held, NULL, &e, &fx));
     if (fx.claimed_home) {
         cm_cm.st.home_migrations++;

@@ -63,6 +63,10 @@ typedef struct {
      * without access checks joined it, so every byte must be current now; else an access
      * check did (cm_cm_join), which fills only what it touches. */
     cm_status_t (*map)(uint64_t p, int home, bool claimed_home, bool whole);
+    /* Page p is about to join and its home is known (fixed: it cannot move): start bringing
+     * its data now, so that it travels with the join's round trip; map then waits for it.
+     * NULL: data comes at map only. */
+    cm_status_t (*early)(uint64_t p, int home);
     /* Page p leaves (self-invalidation): no access may see its old data afterwards. */
     cm_status_t (*drop)(uint64_t p);
     /* Software access checks, NULL where loads need none: [addr, addr + len) (within the

@@ -118,6 +118,7 @@ c_code { int cm_probe; }
 #define R_WRITE_SKIP  17   /* REFETCH: a WRITE by a writer writes nothing */
 #define R_HELD_LEAVE  18   /* REFETCH: a held page invalidated unused leaves */
 #define R_REFETCH     19   /* REFETCH: a page refetched at the end of an acquire */
+#define R_EARLY       20   /* CAS form, page copies: a fault's copy got before its join */
 
 #define F_UNSAFE 1
 #define F_FIXED  2
@@ -477,14 +478,38 @@ inline write_transition(pg) {
     effects(pg)
 }
 
-/* cm_cm_fault: join, copy the page from its home, map it read-write. */
+/* cm_cm_fault: join, copy the page from its home, map it read-write. CAS form, page copies:
+ * a page whose home is fixed (the word last seen says so; a fixed home never moves) is got
+ * at the same time as the join (cm_fill_page.c): the copy before or after the swap. Not
+ * while BUSY: a first toucher that just claimed the home is still copying the data in
+ * (EARLY_BUSY does it anyway, and reads the old data). */
 inline fault(pg) {
+#if defined(CM_DIR_CAS) && !defined(FILL_LINE) && !defined(WRITE_MAPPED) && !defined(JOIN_FIRST)
+    if
+#ifdef EARLY_BUSY
+    :: (dfl[pg] & F_FIXED) != 0 && dhome[pg] != me ->
+#else
+    :: (dfl[pg] & F_FIXED) != 0 && (dfl[pg] & F_BUSY) == 0 && dhome[pg] != me ->
+#endif
+        d_step {                                     /* the early get */
+            xi = 0;
+            do
+            :: xi < NLOCK -> mem[me].w[pg * NLOCK + xi] = mem[dhome[pg]].w[pg * NLOCK + xi]; xi++
+            :: else -> break
+            od;
+            xi = 0;
+            early = 1
+        }
+    :: else -> skip
+    fi;
+#endif
     dir_update(pg, OP_JOIN);
     if
 #if defined(FILL_LINE) || defined(WRITE_MAPPED)
     :: false ->                                      /* nothing copied at the join */
 #else
-    :: !fx_claim && e_home != me ->
+    :: early -> early = 0; REACHED(R_EARLY)         /* it got there with the join */
+    :: !early && !fx_claim && e_home != me ->
 #endif
         d_step {                                     /* get of the whole page */
             xi = 0;
@@ -831,7 +856,7 @@ proctype P(byte me; byte ncs)
     pte_t pt;
     byte L, pg, k;
     byte e_sh, e_wr, e_fl, e_home, st_before, st_after, cnt, fx_notify, fx_oldhome, fx_version;
-    bit was_unsafe, fx_self, fx_claim, busy, leaving_writer, pv, reserved, freed, dov, handoff;
+    bit was_unsafe, fx_self, fx_claim, busy, leaving_writer, pv, reserved, freed, dov, handoff, early;
     byte widx, ti, xi, dn, dh, di, dp, ap, rp, cv, cst, pred, val, why;
     byte rput[NPROC * NPAGE];   /* a posted notice's puts in flight to ring t, page p: slot + 1 */
 

@@ -131,6 +131,9 @@ throttle; build refetch-safe cashmere.pml "${mech_flags[@]}" -DREFETCH &
 refetch_small=(-DCM_DIR_CAS -DTHRESH=2 -DCAP=2 -DNPROC=2 -DNCS0=4 -DNCS=1 -DNPAGE=2 -DREFETCH)
 throttle; build refetch-small cashmere.pml "${refetch_small[@]}" &
 throttle; build refetch-no-self cashmere.pml "${refetch_small[@]}" -DREFETCH_NO_SELF &
+# A fault's copy got with its join (CAS form, page copies, a fixed home): taken while a first
+# toucher's claim is still BUSY, it reads the data from before the claim copied it in.
+throttle; build early-busy cashmere.pml "${mech_flags[@]}" -DEARLY_BUSY &
 throttle; build ring-cap2 ring.pml -DNPOSTER=3 -DCAP=2 &
 throttle; build ring-cap1 ring.pml -DNPOSTER=3 -DCAP=1 &
 throttle; build ring-old-pending ring.pml -DOLD_PENDING &
@@ -167,6 +170,8 @@ check probe-15-line-offload mech-line-offload "$(reached 15)" 15
 check probe-16-offload mech-offload "$(reached 16)" 16
 check probe-16-line-offload mech-line-offload "$(reached 16)" 16
 check refetch-no-self refetch-no-self "fail:$stale"
+check early-busy early-busy "fail:$stale"
+check probe-20-cas-unsafe cas-unsafe "$(reached 20)" 20   # a fault's copy got with its join
 check probe-17-refetch refetch-safe "$(reached 17)" 17   # a writer's WRITE skipped
 check probe-19-refetch refetch-safe "$(reached 19)" 19   # a page refetched
 check probe-12-refetch refetch-safe "$(reached 12)" 12   # a self-notice invalidates
