@@ -6,6 +6,8 @@
 # Writes the table to stdout and to /out/bench.txt when /out is there.
 set -uo pipefail
 : "${CMRUN:?run from guest.sh}" "${CM_BENCH:?run from guest.sh}"
+bench=$CM_BENCH
+unset CM_BENCH # cmrun passes CM_* to the ranks, which would warn of an unknown setting
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 port=13421
@@ -26,7 +28,7 @@ perftest() {
 
 echo "== cm_bench, rank 0 on vm1 -> rank 1 on vm2 (CHSM, CAS directory)"
 CM_PROTOCOL=cashmere CM_VARIANT=CHSM CM_DIRECTORY=cas timeout 1200 "$CMRUN" -n 2 \
-    --hosts vm1:1,vm2:1 "$CM_BENCH" --batches 5 >"$tmp/cm" 2>&1 || { cat "$tmp/cm"; exit 1; }
+    --hosts vm1:1,vm2:1 "$bench" --batches 5 >"$tmp/cm" 2>&1 || { cat "$tmp/cm"; exit 1; }
 sed 's/^/  /' "$tmp/cm"
 echo "== ucx_perftest floors, the same guests"
 put=$(perftest ucp_put_lat 8)

@@ -99,7 +99,7 @@ if [ "$mode" != --short ]; then
 fi
 if [ "$mode" = --bench ]; then
     note "the scoreboard across the guests over verbs (${CM_VM_APPS:=sor gauss water fft}, paper size)"
-    expect_ok env CM_RESULTS_DIR=/out "$top_srcdir/experiments/scoreboard" --hosts vm1,vm2 \
+    expect_ok "$top_srcdir/experiments/scoreboard" --hosts vm1,vm2 \
         --size paper --apps "$CM_VM_APPS" --settings "treadmarks treadmarks-scan CHSM CHSN NSSN" \
         --reps "${CM_VM_REPS:-1}" --timeout 1200 --out /out/scoreboard
     cat /out/scoreboard/scoreboard.md
