@@ -81,6 +81,9 @@ static cm_status_t tm_barrier(void)
     if (status == CM_OK && gc) {
         status = tm_gc_run(mgr);
     }
+    if (status == CM_OK) {
+        status = cm_tmk_pf_acquired(); /* after a collection: it validated every copy */
+    }
 out:
     cm_tmk_mu_unlock();
     return status;

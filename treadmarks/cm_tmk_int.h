@@ -61,6 +61,7 @@ typedef struct {
     uint8_t      in_rw;     /* scan: on the list of writable pages */
     uint8_t      clean;     /* scan: interval ends in a row that found it unchanged */
     uint8_t      touched;   /* on the list of pages ever faulted or noticed here */
+    uint8_t      prefetch;  /* TM_PF_*: its diffs fetched at the acquire (cm_tmk_prefetch.c) */
     void         *twin;     /* own writes since then are not in a diff yet */
     void         *snap;     /* scan: the contents at the start of the open interval, if writable */
     cm_tmk_ref_t *refs;     /* in the order they became known here */
@@ -136,10 +137,17 @@ typedef struct {
     atomic_int      gc_go;
     size_t          gc_bytes;
 
+    int             pf_mode;    /* CM_REFETCH (cm_tmk_prefetch.c) */
+    int             pf_score;
+    uint32_t        pf_epoch;   /* acquires so far, + 1 */
+    uint32_t        *pf_list;   /* pages queued by the acquire under way */
+    uint32_t        npf;
+    uint32_t        *pf_left;   /* per page: the interval after the acquire that invalidated it */
+
     cm_stats_t      st;
     uint64_t        t_start;
     cm_rma_stats_t  rma_base;      /* the one-sided layer's counters at the last reset */
-    char            describe[384];
+    char            describe[512];
     bool            ready;
 } cm_tmk_state_t;
 
@@ -212,7 +220,22 @@ cm_status_t cm_tmk_protect(uint64_t p, int prot);
 cm_status_t cm_tmk_new_interval(void);
 cm_status_t cm_tmk_incorporate(const char *buf, size_t len, uint32_t count);
 cm_status_t cm_tmk_validate(uint64_t p);
+/* Page p's requests only (their replies count cm_tmk.pending down), then the wait for them. */
+cm_status_t cm_tmk_validate_ask(uint64_t p);
+void cm_tmk_validate_wait(void);
 cm_status_t cm_tmk_fault(void *addr, bool write);
+
+/* ---- cm_tmk_prefetch.c: diffs fetched at the acquire (CM_REFETCH) ----------------------------- */
+
+enum { TM_PF_NONE = 0, TM_PF_QUEUED = 1, TM_PF_DONE = 2 };
+cm_status_t cm_tmk_pf_init(int mode);
+void cm_tmk_pf_fini(void);
+/* Page p is invalidated by a notice (used: it was valid, so accessed since its validation). */
+void cm_tmk_pf_invalidated(uint64_t p, bool used);
+/* Page p faults. */
+void cm_tmk_pf_fault(uint64_t p);
+/* The acquire has taken in its intervals: the queued pages' diffs, in one batch. */
+cm_status_t cm_tmk_pf_acquired(void);
 cm_status_t cm_tmk_serve_page(int src, const uint32_t *d, size_t len);
 cm_status_t cm_tmk_serve_diffs(int src, const uint32_t *d, size_t len);
 cm_status_t cm_tmk_take_diffs(const uint32_t *d, size_t len);

@@ -104,6 +104,9 @@ static cm_status_t tm_lock_acquire(unsigned id)
         outer  = cm_stats_phase_enter(&cm_tmk.st.acquire_ns);
         status = cm_tmk_take_intervals(&cm_tmk.grant);
         cm_tmk_drop(&cm_tmk.grant);
+        if (status == CM_OK) {
+            status = cm_tmk_pf_acquired();
+        }
         lk->local = lk->held = true;
         cm_tmk.st.lock_acquires_remote++;
         cm_tmk.st.acquires++;

@@ -191,6 +191,7 @@ static cm_status_t tm_invalidate(uint64_t p)
     cm_tmk_page_t *pg = &cm_tmk.pages[p];
 
     TM_CHECK(tm_make_diff(p));
+    cm_tmk_pf_invalidated(p, pg->state == TM_READ_ONLY || pg->state == TM_READ_WRITE);
     if (pg->state == TM_READ_ONLY || pg->state == TM_READ_WRITE) {
         TM_CHECK(cm_tmk_protect(p, PROT_NONE));
         cm_tmk_scan_closing(p);
@@ -289,8 +290,10 @@ static cm_status_t tm_apply_diffs(uint64_t p, cm_tmk_ref_t **need, uint32_t n)
 /*
  * Brings page p up to date: its manager's copy first if we have none, then
  * the diffs of every write notice not applied yet, in happened-before order.
+ * ask_only: sends the requests and returns; their replies count cm_tmk.pending
+ * down (the caller waits, for several pages at once: cm_tmk_prefetch.c).
  */
-cm_status_t cm_tmk_validate(uint64_t p)
+static cm_status_t tm_validate(uint64_t p, bool ask_only)
 {
     cm_tmk_page_t *pg = &cm_tmk.pages[p];
     cm_tmk_ref_t **need = NULL;
@@ -298,8 +301,10 @@ cm_status_t cm_tmk_validate(uint64_t p)
     uint32_t nneed = 0, nnewest = 0, *pairs = NULL, *npairs = NULL;
     cm_status_t status = CM_OK;
 
-    atomic_store(&cm_tmk.pending, 0);
-    cm_tmk.nmissing = 0;
+    if (!ask_only) {
+        atomic_store(&cm_tmk.pending, 0);
+        cm_tmk.nmissing = 0;
+    }
     if (pg->state == TM_UNMAPPED && cm_tmk_manager(p) != cm_tmk.me) {
         uint32_t req[2] = {(uint32_t)p, 0};
         atomic_fetch_add(&cm_tmk.pending, 1);
@@ -361,6 +366,9 @@ cm_status_t cm_tmk_validate(uint64_t p)
             }
         }
     }
+    if (ask_only) {
+        goto out;
+    }
     tm_wait_replies();
     /* A diff its holder did not have (should not happen): ask its creator. */
     if (cm_tmk.nmissing > 0) {
@@ -396,6 +404,21 @@ out:
     return status;
 }
 
+cm_status_t cm_tmk_validate(uint64_t p)
+{
+    return tm_validate(p, false);
+}
+
+cm_status_t cm_tmk_validate_ask(uint64_t p)
+{
+    return tm_validate(p, true);
+}
+
+void cm_tmk_validate_wait(void)
+{
+    tm_wait_replies();
+}
+
 cm_status_t cm_tmk_fault(void *addr, bool write)
 {
     uint64_t p = ((uintptr_t)addr - (uintptr_t)cm_tmk.app) >> cm_tmk.shift;
@@ -409,6 +432,7 @@ cm_status_t cm_tmk_fault(void *addr, bool write)
     } else {
         cm_tmk.st.read_faults++;
     }
+    cm_tmk_pf_fault(p);
     if (pg->state == TM_UNMAPPED || pg->state == TM_INVALID) {
         status = cm_tmk_validate(p);
         if (status == CM_OK) {

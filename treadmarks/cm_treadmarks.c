@@ -146,6 +146,7 @@ static cm_status_t tm_init(void)
                  cm_tmk.npages);
         return CM_ERR_NO_MEMORY;
     }
+    TM_CHECK(cm_tmk_pf_init(cfg->refetch));
     for (unsigned l = 0; l < cm_tmk.nlocks; l++) {
         int mgr = (int)(l % (unsigned)cm_tmk.np);
         cm_tmk.locks[l].local    = (mgr == cm_tmk.me); /* the manager starts with the token */
@@ -167,12 +168,19 @@ static cm_status_t tm_init(void)
     snprintf(cm_tmk.describe, sizeof(cm_tmk.describe),
              "treadmarks: lazy invalidate, lazy diffs (4-byte words, twins across intervals), "
              "written pages found by %s, static page and lock managers, central barrier manager; "
-             "requests served by %s; gc above %zu bytes",
+             "requests served by %s; gc above %zu bytes; diffs of invalidated pages %s",
              cm_tmk.scan ? "scanning writable pages" : "write faults",
              cm_rma_progress_thread_running(cm_tmk.rma)
                  ? "the progress thread (interrupts)"
                  : "the application inside library calls only",
-             cm_tmk.gc_bytes);
+             cm_tmk.gc_bytes,
+             (cm_tmk.pf_mode == CM_REFETCH_PAPER)
+                 ? "fetched at their next access (CM_REFETCH=paper)"
+                 : (cm_tmk.pf_mode == CM_REFETCH_AUTO)
+                     ? "used since their validation fetched at the acquire, in one batch, while "
+                       "that pays (CM_REFETCH=auto)"
+                     : "used since their validation fetched at the acquire, in one batch "
+                       "(CM_REFETCH=used)");
     cm_tmk.t_start = cm_time_ns();
     cm_tmk.ready   = true;
     return CM_OK;
@@ -194,6 +202,7 @@ static void tm_fini(void)
     }
     cm_tmk_store_fini(&cm_tmk.store);
     cm_mem_release(cm_tmk.pages, cm_tmk.npages * sizeof(*cm_tmk.pages));
+    cm_tmk_pf_fini();
     cm_mem_release(cm_tmk.touched, cm_tmk.npages * sizeof(*cm_tmk.touched));
     free(cm_tmk.dirty);
     free(cm_tmk.rw);

@@ -630,9 +630,11 @@ static cm_status_t cm_cm_init(void)
     if (cm_cm.fill->copies) {
         size_t len = strlen(cm_cm.describe);
         snprintf(cm_cm.describe + len, sizeof(cm_cm.describe) - len, "; invalidated pages: %s",
-                 cm_refetch_held_on() ? "refetched at the acquire if used since their copy "
-                                        "(CM_REFETCH=used)"
-                                      : "leave, copied again at their next fault (CM_REFETCH=paper)");
+                 !cm_refetch_held_on() ? "leave, copied again at their next fault (CM_REFETCH=paper)"
+                 : (cfg->refetch == CM_REFETCH_AUTO)
+                     ? "refetched at the acquire if used since their copy, while that pays "
+                       "(CM_REFETCH=auto)"
+                     : "refetched at the acquire if used since their copy (CM_REFETCH=used)");
     }
     cm_cm.t_start = cm_time_ns();
     cm_cm.ready   = true;

@@ -162,7 +162,10 @@ static void cm_bench_read_pages(cm_bench_t *b, char *pages, size_t off, double *
  * pass: first touch of the local frame (cold), then, after the barrier's
  * acquire has invalidated them all (rank 0's joins turned them weak), the
  * same pages again: a re-fetch into a resident frame, the steady state of
- * a program.
+ * a program. Under CM_REFETCH an acquire would copy the pages read since
+ * their copy again and make the next read a local fault: two more barriers
+ * leave them unused twice, so that they leave the sharing set, and the
+ * second pass's faults each fetch their page (checked).
  */
 static void cm_bench_page_faults(cm_bench_t *b, char *pages, int npages)
 {
@@ -173,9 +176,11 @@ static void cm_bench_page_faults(cm_bench_t *b, char *pages, int npages)
 
     for (int pass = 0; pass < 2; pass++) {
         double *t_pass = pass ? t_warm : t_cold;
+        uint64_t fetched0 = 0;
         if (me == 0) {
             cm_rt.proto->stats(&st);
-            faults0 = st.read_faults;
+            faults0  = st.read_faults;
+            fetched0 = st.pages_fetched;
             cm_bench_read_pages(b, pages, 0, t_pass);
             cm_rt.proto->stats(&st);
             faults1 = st.read_faults;
@@ -183,8 +188,14 @@ static void cm_bench_page_faults(cm_bench_t *b, char *pages, int npages)
                 cm_abort(1, "cm_bench: %d page reads took %" PRIu64 " faults (pass %d): "
                          "the pages were not invalidated", npages, faults1 - faults0, pass);
             }
+            if (st.pages_fetched - fetched0 != (uint64_t)npages) {
+                cm_abort(1, "cm_bench: %d page faults fetched %" PRIu64 " pages (pass %d): "
+                         "they were not remote", npages, st.pages_fetched - fetched0, pass);
+            }
         }
         cm_barrier();
+        cm_barrier(); /* refetched unused (CM_REFETCH) */
+        cm_barrier(); /* unused twice: they leave */
     }
     if (me == 0) {
         double fault_floor = cm_bench_value(b, "fault: SIGSEGV + mprotect (handler)", 0) +

@@ -68,14 +68,15 @@
       "for homes reached over TCP (which emulates every put in the home's CPU anyway) under CHS*, " \
       "else store.") \
     _(refetch, REFETCH, ENUM, "auto", "auto|paper|used", "protocol", \
-      "C*** (page copies) with the compare-and-swap directory: what an acquire does with a page " \
-      "it invalidates. paper = the paper's self-invalidation: the page leaves the sharing set and " \
-      "joins again, copied, at its next fault (two directory updates and a get, one round trip " \
-      "after another); used = a page used since its last copy stays in the set and is copied " \
-      "again at the acquire, every such page in one batch, and left without access until its " \
-      "next use (a local fault); unused, it leaves at the next invalidation. auto: used while " \
-      "it pays, as this process's own accesses show (refetched pages used, against those left " \
-      "unused and those that left and were needed right after), else paper.") \
+      "What an acquire does with a page it invalidates. paper = as the papers: Cashmere's page " \
+      "leaves the sharing set and joins again, copied, at its next fault (two directory updates " \
+      "and a get, one round trip after another); TreadMarks fetches its diffs at its next access. " \
+      "used = a page used since its last copy (or validation) is brought up to date at the " \
+      "acquire, every such page in one batch: Cashmere (C*** with the compare-and-swap " \
+      "directory) keeps it in the sharing set and copies it again, TreadMarks asks for its " \
+      "diffs; the page stays without access until its next use (a local fault). auto: used " \
+      "while it pays, as this process's own accesses show (pages brought up to date and used, " \
+      "against those never used and those invalidated and needed right after), else paper.") \
     _(forward_batch, FORWARD_BATCH, SIZE, "16k", NULL, "protocol", \
       "CM_FORWARD=batch: the bytes of a write-through message to one home (256 to 1M).") \
     _(line_size, LINE_SIZE, SIZE, "64", NULL, "protocol", \

@@ -46,6 +46,21 @@ for rf in paper used auto; do
         grep -q 'invalidated pages: refetched' "$tmp/rf.json" || fail "the statistics do not say CM_REFETCH"
     fi
 done
+note "TCP, TreadMarks: diffs of pages used since their validation fetched at the acquire, or at the access"
+for rf in paper used; do
+    expect_ok env CM_PROTOCOL=treadmarks CM_REFETCH=$rf CM_STATS="$tmp/tf.json" \
+        "$CMRUN" -n 3 "$MP/mp_litmus" reuse --iters 20 --seed 5
+    expect_out "^litmus reuse: .* OK$"
+    refetched=$(stats_total pages_refetched "$tmp/tf.json") used=$(stats_total refetch_used "$tmp/tf.json")
+    note "TreadMarks, CM_REFETCH=$rf: $refetched pages brought up to date at acquires, $used of them used"
+    if [ "$rf" = paper ]; then
+        [ "$refetched" = 0 ] || fail "TreadMarks, CM_REFETCH=paper: $refetched pages prefetched"
+    else
+        [ -n "$refetched" ] && [ -n "$used" ] && [ "$used" -gt 0 ] && [ "$refetched" -gt "$used" ] ||
+            fail "TreadMarks, CM_REFETCH=used: expected prefetched pages, some used and some not"
+        grep -q 'fetched at the acquire, in one batch' "$tmp/tf.json" || fail "the statistics do not say CM_REFETCH"
+    fi
+done
 note "TCP, unsafe pages and the MCS directory"
 expect_ok env CM_UNSAFE_THRESHOLD=0 CM_DIRECTORY=mcs "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 20
 expect_out "^litmus all: OK$"

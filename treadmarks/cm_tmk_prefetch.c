@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Diffs fetched at the acquire (CM_REFETCH, the same setting as Cashmere's refetch: the fair
+ * counterpart). The thesis's TreadMarks fetches a page's diffs at its next access; a page read
+ * again after every acquire then waits one round of requests per access, one page after
+ * another. Here the pages an acquire invalidates that were valid (so used since their last
+ * validation) get their diff requests sent at the acquire's end, all pages together, the
+ * replies awaited once, and the diffs applied in happened-before order as the access would
+ * (cm_tmk_validate, which then finds nothing to ask). The page stays protected: its next
+ * access only opens it, which tells the next acquire it was used. What is applied is what the
+ * access would have applied: no notice arrives between the acquire and the access.
+ *
+ * paper: the thesis's lazy fetch; used: always; auto (default): while it pays, as the
+ * process's own accesses show (a prefetched page opened, against one invalidated again
+ * unopened, and a page invalidated without a prefetch and accessed in the very next interval).
+ */
+#include "config.h"
+#include "src/util/cm_config.h"
+#include "src/util/cm_log.h"
+#include "src/util/cm_mem.h"
+#include "treadmarks/cm_tmk_int.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#define TM_PF_SCORE_MAX 16
+
+static void tm_pf_learn(int delta)
+{
+    cm_tmk.pf_score += delta;
+    if (cm_tmk.pf_score > TM_PF_SCORE_MAX) {
+        cm_tmk.pf_score = TM_PF_SCORE_MAX;
+    } else if (cm_tmk.pf_score < -TM_PF_SCORE_MAX) {
+        cm_tmk.pf_score = -TM_PF_SCORE_MAX;
+    }
+}
+
+cm_status_t cm_tmk_pf_init(int mode)
+{
+    cm_tmk.pf_mode = mode;
+    if (mode == CM_REFETCH_PAPER || cm_tmk.np == 1) {
+        cm_tmk.pf_mode = CM_REFETCH_PAPER;
+        return CM_OK;
+    }
+    cm_tmk.pf_score = TM_PF_SCORE_MAX;
+    cm_tmk.pf_epoch = 1;
+    cm_tmk.pf_list  = cm_mem_reserve(cm_tmk.npages * sizeof(*cm_tmk.pf_list));
+    cm_tmk.pf_left  = cm_mem_reserve(cm_tmk.npages * sizeof(*cm_tmk.pf_left));
+    if (cm_tmk.pf_list == NULL || cm_tmk.pf_left == NULL) {
+        cm_error("treadmarks: out of memory for the prefetch lists of %" PRIu64 " pages",
+                 cm_tmk.npages);
+        return CM_ERR_NO_MEMORY;
+    }
+    return CM_OK;
+}
+
+void cm_tmk_pf_fini(void)
+{
+    if (cm_tmk.pf_list != NULL) {
+        cm_mem_release(cm_tmk.pf_list, cm_tmk.npages * sizeof(*cm_tmk.pf_list));
+    }
+    if (cm_tmk.pf_left != NULL) {
+        cm_mem_release(cm_tmk.pf_left, cm_tmk.npages * sizeof(*cm_tmk.pf_left));
+    }
+    cm_tmk.pf_list = cm_tmk.pf_left = NULL;
+}
+
+void cm_tmk_pf_invalidated(uint64_t p, bool used)
+{
+    cm_tmk_page_t *pg = &cm_tmk.pages[p];
+
+    if (cm_tmk.pf_mode == CM_REFETCH_PAPER) {
+        return;
+    }
+    if (pg->prefetch == TM_PF_DONE) {
+        pg->prefetch = TM_PF_NONE; /* prefetched, never opened: for nothing */
+        tm_pf_learn(-1);
+        return;
+    }
+    if (!used || pg->prefetch == TM_PF_QUEUED) {
+        return;
+    }
+    if (cm_tmk.pf_mode == CM_REFETCH_AUTO && cm_tmk.pf_score <= 0) {
+        cm_tmk.pf_left[p] = cm_tmk.pf_epoch + 1; /* the interval this acquire begins */
+        return;
+    }
+    pg->prefetch = TM_PF_QUEUED;
+    cm_tmk.pf_list[cm_tmk.npf++] = (uint32_t)p;
+}
+
+void cm_tmk_pf_fault(uint64_t p)
+{
+    cm_tmk_page_t *pg = &cm_tmk.pages[p];
+
+    if (cm_tmk.pf_mode == CM_REFETCH_PAPER) {
+        return;
+    }
+    if (pg->prefetch == TM_PF_DONE) {
+        pg->prefetch = TM_PF_NONE;
+        cm_tmk.st.refetch_used++;
+        tm_pf_learn(+1);
+    } else if (cm_tmk.pf_left[p] == cm_tmk.pf_epoch) {
+        cm_tmk.pf_left[p] = 0;
+        tm_pf_learn(+1); /* invalidated at this interval's acquire, and needed in it */
+    }
+}
+
+cm_status_t cm_tmk_pf_acquired(void)
+{
+    uint32_t n = cm_tmk.npf;
+    cm_status_t status = CM_OK;
+
+    if (cm_tmk.pf_mode == CM_REFETCH_PAPER) {
+        return CM_OK;
+    }
+    cm_tmk.pf_epoch++;
+    cm_tmk.npf = 0;
+    if (n == 0) {
+        return CM_OK;
+    }
+    atomic_store(&cm_tmk.pending, 0);
+    cm_tmk.nmissing = 0;
+    for (uint32_t i = 0; i < n && status == CM_OK; i++) {
+        uint64_t p = cm_tmk.pf_list[i];
+        if (cm_tmk.pages[p].state == TM_INVALID) { /* not opened since (garbage collection) */
+            status = cm_tmk_validate_ask(p);
+        }
+    }
+    cm_tmk_validate_wait();
+    /* A diff its holder lacked: the page's access asks again (the creator). */
+    for (uint32_t i = 0; i < n && status == CM_OK; i++) {
+        uint64_t p = cm_tmk.pf_list[i];
+        cm_tmk_page_t *pg = &cm_tmk.pages[p];
+        pg->prefetch = TM_PF_NONE;
+        if (pg->state != TM_INVALID || cm_tmk.nmissing > 0) {
+            continue;
+        }
+        status = cm_tmk_validate(p); /* every diff is here: applies them, asks nothing */
+        if (status == CM_OK) {
+            pg->prefetch = TM_PF_DONE;
+            cm_tmk.st.pages_refetched++;
+        }
+    }
+    cm_tmk.nmissing = 0;
+    return status;
+}
