@@ -392,6 +392,26 @@ bool cm_dir_known_home(cm_dir_t *dir, uint64_t page, int *home)
     return true;
 }
 
+bool cm_dir_is_writer(cm_dir_t *dir, uint64_t page)
+{
+    cm_dir_entry_t e;
+    uint64_t w;
+
+    if (dir->impl != CM_DIR_IMPL_CAS) {
+        return false;
+    }
+    if (cm_dir_home_of(dir, page) == dir->rank) {
+        w = __atomic_load_n(cm_dir_slot(dir, page), __ATOMIC_RELAXED);
+    } else if (dir->guess != NULL) {
+        w = dir->guess[page];
+    } else {
+        return false;
+    }
+    cm_dir_cas_unpack(w, &e);
+    cm_dir_current(dir, &e);
+    return (e.writers & (1ull << dir->rank)) != 0;
+}
+
 cm_status_t cm_dir_read(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e, uint64_t *version)
 {
     int home = cm_dir_home_of(dir, page);

@@ -182,6 +182,10 @@ void cm_dir_peek_entry(cm_dir_t *dir, uint64_t page, uint64_t word, cm_dir_entry
  */
 bool cm_dir_known_home(cm_dir_t *dir, uint64_t page, int *home);
 
+/* CAS form: whether this process is one of page's writers (exact: only its own updates change
+ * its bit, and each leaves its result as the word last seen). False in the MCS form. */
+bool cm_dir_is_writer(cm_dir_t *dir, uint64_t page);
+
 /* Resets the entries this process hosts to UNCACHED, home not fixed (no concurrent use!). */
 void cm_dir_reset_local(cm_dir_t *dir);
 

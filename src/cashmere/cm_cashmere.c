@@ -268,7 +268,11 @@ static cm_status_t cm_cm_invalidate(uint64_t p)
         cm_cm.write->dropped(p);
     }
     cm_cm.st.invalidations++;
-    if (!(pte->flags & CM_PTE_UNSAFE) && cm_refetch_hold(p)) {
+    /* A writer that did not write it since its mapping leaves instead: held, it would keep its
+     * writer bit, and the page WEAK for every other sharer at every acquire. */
+    if (!(pte->flags & CM_PTE_UNSAFE) &&
+        ((pte->flags & CM_PTE_PROCESSED) || !cm_dir_is_writer(&cm_cm.dir, p)) &&
+        cm_refetch_hold(p)) {
         /* Used since its copy was made: copied again at this acquire's end, still a sharer. */
         pte->mapped = 0;
         pte->flags &= CM_PTE_LISTED;
@@ -276,7 +280,9 @@ static cm_status_t cm_cm_invalidate(uint64_t p)
         return CM_OK;
     }
     CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_LEAVE, NULL, NULL, &e, &fx));
-    cm_refetch_left(p);
+    if (!(pte->flags & CM_PTE_UNSAFE)) {
+        cm_refetch_left(p); /* one that could have been held */
+    }
     pte->mapped = 0;
     pte->flags &= CM_PTE_LISTED; /* still on the dirty list: no second entry */
     cm_shadow_repaint(p);

@@ -11,8 +11,8 @@
  *
  * CM_REFETCH=auto learns whether refetching pays, from the program's own accesses: a held page
  * used before the next invalidation is a refetch that saved a join and a fault's round trip; one
- * that leaves after two refetches unused cost two gets for nothing; a page that left (not held)
- * and faults again in the very next interval is a refetch missed. One score per process, saturating, moved by each; pages are
+ * that leaves after two refetches unused cost two gets for nothing; while it holds nothing, a
+ * page that left and faults again in the very next interval is a refetch missed. One score per process, saturating, moved by each; pages are
  * held while it is positive. Programs that reuse what they read (sor's boundary rows, fft's
  * transposed blocks) keep it high; those that read a page once (gauss's pivot rows) drive it
  * down, and then run as the paper's protocol, still counting what it misses.
@@ -108,7 +108,9 @@ static void cm_rf_learn(int delta)
 
 void cm_refetch_left(uint64_t p)
 {
-    if (cm_rf.on) {
+    /* Only while auto holds nothing: a page that leaves after two refetches unused and is
+     * needed right after is a program with a longer period, not a refetch missed. */
+    if (cm_rf.adaptive && cm_rf.score <= 0) {
         cm_rf.left[p] = cm_rf.epoch + 1; /* the interval this acquire begins */
     }
 }

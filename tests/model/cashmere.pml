@@ -615,12 +615,13 @@ inline invalidate(pg) {
         };
 #ifdef REFETCH
         if
-        :: !pt.unsafe[pg] ->                         /* used since its copy: refetched, stays */
+        :: !pt.unsafe[pg] && (pt.processed[pg] || (dwr[pg] & BIT(me)) == 0) ->
+            /* used since its copy (and written, if a writer): refetched, stays */
             d_step {
                 pt.pend[pg] = 1; pt.missed[pg] = 0;
                 pt.dirty[pg] = 0; pt.processed[pg] = 0; pt.self[pg] = 0; pt.ver[pg] = 0
             }
-        :: else ->
+        :: else ->                                   /* unsafe, or a writer that did not write */
 #endif
         dir_update(pg, OP_LEAVE);
         d_step {
