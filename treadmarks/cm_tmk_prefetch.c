@@ -10,8 +10,8 @@
  * access only opens it, which tells the next acquire it was used. What is applied is what the
  * access would have applied: no notice arrives between the acquire and the access.
  *
- * paper: the thesis's lazy fetch; used: always; auto (default): while it pays, as the
- * process's own accesses show (a prefetched page opened, against one invalidated again
+ * paper: the thesis's lazy fetch; used: always; auto (default): where some peer is reached
+ * over a network, while it pays, as the process's own accesses show (a prefetched page opened, against one invalidated again
  * unopened, and a page invalidated without a prefetch and accessed in the very next interval).
  */
 #include "config.h"
@@ -38,7 +38,9 @@ static void tm_pf_learn(int delta)
 cm_status_t cm_tmk_pf_init(int mode)
 {
     cm_tmk.pf_mode = mode;
-    if (mode == CM_REFETCH_PAPER || cm_tmk.np == 1) {
+    /* auto: only where some peer is reached over a network (as Cashmere's refetch). */
+    if (mode == CM_REFETCH_PAPER || cm_tmk.np == 1 ||
+        (mode == CM_REFETCH_AUTO && cm_rma_all_mapped(cm_tmk.rma))) {
         cm_tmk.pf_mode = CM_REFETCH_PAPER;
         return CM_OK;
     }

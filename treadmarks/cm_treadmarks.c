@@ -175,7 +175,9 @@ static cm_status_t tm_init(void)
                  : "the application inside library calls only",
              cm_tmk.gc_bytes,
              (cm_tmk.pf_mode == CM_REFETCH_PAPER)
-                 ? "fetched at their next access (CM_REFETCH=paper)"
+                 ? ((cfg->refetch == CM_REFETCH_AUTO)
+                        ? "fetched at their next access (CM_REFETCH=auto: every peer is mapped here)"
+                        : "fetched at their next access (CM_REFETCH=paper)")
                  : (cm_tmk.pf_mode == CM_REFETCH_AUTO)
                      ? "used since their validation fetched at the acquire, in one batch, while "
                        "that pays (CM_REFETCH=auto)"

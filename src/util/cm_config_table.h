@@ -74,9 +74,10 @@
       "used = a page used since its last copy (or validation) is brought up to date at the " \
       "acquire, every such page in one batch: Cashmere (C*** with the compare-and-swap " \
       "directory) keeps it in the sharing set and copies it again, TreadMarks asks for its " \
-      "diffs; the page stays without access until its next use (a local fault). auto: used " \
-      "while it pays, as this process's own accesses show (pages brought up to date and used, " \
-      "against those never used and those invalidated and needed right after), else paper.") \
+      "diffs; the page stays without access until its next use (a local fault). auto: where " \
+      "some peer is reached over a network (not mapped here), used while it pays, as this " \
+      "process's own accesses show (pages brought up to date and used, against those never " \
+      "used and those invalidated and needed right after); else paper.") \
     _(forward_batch, FORWARD_BATCH, SIZE, "16k", NULL, "protocol", \
       "CM_FORWARD=batch: the bytes of a write-through message to one home (256 to 1M).") \
     _(line_size, LINE_SIZE, SIZE, "64", NULL, "protocol", \

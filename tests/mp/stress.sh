@@ -45,7 +45,7 @@ LISTs are space- or comma-separated. Per run, drawn from the driver seed and the
 (case, setting, transport, processes, round), so narrowing the selection repeats the same runs:
 the litmus seed, CM_NET_LATENCY, sometimes CM_NET_OVERHEAD and CM_NET_BANDWIDTH,
 CM_PROGRESS_THREAD, CM_WAIT=block (in a third of the runs), and per protocol its rare paths (Cashmere: CM_UNSAFE_THRESHOLD=0, a small
-CM_WN_RING, CM_FIRST_TOUCH=no, CM_MERGE_LINES=1, CM_FORWARD=store|release, CM_FORWARD=batch with 256-byte batches, CM_REFETCH=paper; TreadMarks: CM_TMK_GC_BYTES=4k, CM_TMK_WRITE_DETECT=scan, CM_REFETCH=paper).
+CM_WN_RING, CM_FIRST_TOUCH=no, CM_MERGE_LINES=1, CM_FORWARD=store|release, CM_FORWARD=batch with 256-byte batches, CM_REFETCH=paper|used; TreadMarks: CM_TMK_GC_BYTES=4k, CM_TMK_WRITE_DETECT=scan, CM_REFETCH=paper|used).
 EOF
 }
 
@@ -232,7 +232,7 @@ make_cmd() {
     if [ "$s" = treadmarks ]; then
         draw 4; [ "$r" != 0 ] || e+=(CM_TMK_GC_BYTES=4k)     # garbage collection at every barrier
         draw 2; [ "$r" != 0 ] || e+=(CM_TMK_WRITE_DETECT=scan) # writable pages compared, not faulted
-        draw 3; [ "$r" != 0 ] || e+=(CM_REFETCH=paper)        # diffs at the access (default: acquire)
+        draw 3; [ "$r" != 0 ] || { pick paper used; e+=("CM_REFETCH=$r"); }  # diffs at the access / acquire
     else
         draw 4; [ "$r" != 0 ] || e+=(CM_UNSAFE_THRESHOLD=0)  # every weak page unsafe
         draw 4; [ "$r" != 0 ] || { pick 2 4; e+=("CM_WN_RING=$r"); }  # notice ring overflows
@@ -242,7 +242,7 @@ make_cmd() {
         # Software forwarding as stored and at the release (auto batches across TCP).
         if has_column "$s" write=hooks; then draw 3; [ "$r" != 0 ] || { pick store release; e+=("CM_FORWARD=$r"); }; fi
         # Page copies: the paper's self-invalidation (the default refetches used pages).
-        if has_column "$s" fill=page; then draw 3; [ "$r" != 0 ] || e+=(CM_REFETCH=paper); fi
+        if has_column "$s" fill=page; then draw 3; [ "$r" != 0 ] || { pick paper used; e+=("CM_REFETCH=$r"); }; fi
         # Batches on shared memory too, and small ones (full batches leave mid-interval).
         if has_column "$s" fill=page && has_column "$s" write=hooks; then
             draw 3; [ "$r" != 0 ] || e+=(CM_FORWARD=batch CM_FORWARD_BATCH=256)
