@@ -27,7 +27,7 @@ perftest() {
 }
 
 echo "== cm_bench, rank 0 on vm1 -> rank 1 on vm2 (CHSM, CAS directory)"
-CM_PROTOCOL=cashmere CM_VARIANT=CHSM CM_DIRECTORY=cas timeout 1200 "$CMRUN" -n 2 \
+CM_PROTOCOL=cashmere CM_VARIANT=CHSM CM_DIRECTORY=cas timeout 2400 "$CMRUN" -n 2 \
     --hosts vm1:1,vm2:1 "$bench" --batches 5 >"$tmp/cm" 2>&1 || { cat "$tmp/cm"; exit 1; }
 sed 's/^/  /' "$tmp/cm"
 echo "== ucx_perftest floors, the same guests"
