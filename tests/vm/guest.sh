@@ -98,10 +98,10 @@ if [ "$mode" != --short ]; then
     CMRUN=$CMRUN CM_BENCH=$CM_BENCH "$top_srcdir/tests/vm/bench.sh" || fail "the benchmark table"
 fi
 if [ "$mode" = --bench ]; then
-    note "the scoreboard across the guests over verbs (${CM_VM_APPS:=sor gauss water fft}, paper size)"
+    note "the scoreboard across the guests over verbs (${CMT_VM_APPS:=sor gauss water fft}, paper size)"
     expect_ok "$top_srcdir/experiments/scoreboard" --hosts vm1,vm2 \
-        --size paper --apps "$CM_VM_APPS" --settings "treadmarks treadmarks-scan CHSM CHSN NSSN" \
-        --reps "${CM_VM_REPS:-1}" --timeout 1200 --out /out/scoreboard
+        --size paper --apps "$CMT_VM_APPS" --settings "treadmarks treadmarks-scan CHSM CHSN NSSN" \
+        --reps "${CMT_VM_REPS:-1}" --timeout 1200 --out /out/scoreboard
     cat /out/scoreboard/scoreboard.md
 fi
 # Retransmissions (duplicate requests at a responder) mean the timeout above was too short.

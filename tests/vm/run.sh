@@ -69,7 +69,8 @@ initrd="$dir/initrd.gz"
 if [ -n "${CM_VM_CMD:-}" ]; then
     printf '%s\n' "$CM_VM_CMD" > "$dir/out/cmd" # a command of one's own, run in vm1's tree
 else
-    printf 'top_srcdir=%q top_builddir=%q CM_VM_APPS=%q CM_VM_REPS=%q %q --%s\n' "$top_srcdir" \
+    # CMT_*: tests/lib.sh clears CM_* settings in the guest.
+    printf 'top_srcdir=%q top_builddir=%q CMT_VM_APPS=%q CMT_VM_REPS=%q %q --%s\n' "$top_srcdir" \
         "$top_builddir" "${CM_VM_APPS:-sor gauss water fft}" "${CM_VM_REPS:-1}" \
         "$top_srcdir/tests/vm/guest.sh" "$mode" > "$dir/out/cmd"
 fi
