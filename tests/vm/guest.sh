@@ -99,6 +99,8 @@ if [ "$mode" != --short ]; then
 fi
 if [ "$mode" = --bench ]; then
     note "the scoreboard across the guests over verbs (${CMT_VM_APPS:=sor gauss water fft}, paper size)"
+    # One watchdog for the whole board: every run has its own --timeout inside it.
+    JOB_TIMEOUT=36000
     expect_ok "$top_srcdir/experiments/scoreboard" --hosts vm1,vm2 \
         --size paper --apps "$CMT_VM_APPS" --settings "treadmarks treadmarks-scan CHSM CHSN NSSN" \
         --reps "${CMT_VM_REPS:-1}" --timeout 1200 --out /out/scoreboard
