@@ -368,9 +368,10 @@ void cm_dir_peek_entry(cm_dir_t *dir, uint64_t page, uint64_t word, cm_dir_entry
     }
 }
 
-bool cm_dir_known_home(cm_dir_t *dir, uint64_t page, int *home)
+/* CAS form: page's entry as this process last saw it, without a round trip (its own slot, or
+ * the guess of a remote one); false where there is none. */
+static bool cm_dir_last_seen(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e)
 {
-    cm_dir_entry_t e;
     uint64_t w;
 
     if (dir->impl != CM_DIR_IMPL_CAS) {
@@ -383,9 +384,17 @@ bool cm_dir_known_home(cm_dir_t *dir, uint64_t page, int *home)
     } else {
         return false;
     }
-    cm_dir_cas_unpack(w, &e);
-    cm_dir_current(dir, &e);
-    if ((e.flags & (CM_DIR_HOME_FIXED | CM_DIR_BUSY)) != CM_DIR_HOME_FIXED) {
+    cm_dir_cas_unpack(w, e);
+    cm_dir_current(dir, e);
+    return true;
+}
+
+bool cm_dir_known_home(cm_dir_t *dir, uint64_t page, int *home)
+{
+    cm_dir_entry_t e;
+
+    if (!cm_dir_last_seen(dir, page, &e) ||
+        (e.flags & (CM_DIR_HOME_FIXED | CM_DIR_BUSY)) != CM_DIR_HOME_FIXED) {
         return false; /* BUSY: a first toucher may still be copying the page in */
     }
     *home = (int)e.home;
@@ -395,21 +404,8 @@ bool cm_dir_known_home(cm_dir_t *dir, uint64_t page, int *home)
 bool cm_dir_is_writer(cm_dir_t *dir, uint64_t page)
 {
     cm_dir_entry_t e;
-    uint64_t w;
 
-    if (dir->impl != CM_DIR_IMPL_CAS) {
-        return false;
-    }
-    if (cm_dir_home_of(dir, page) == dir->rank) {
-        w = __atomic_load_n(cm_dir_slot(dir, page), __ATOMIC_RELAXED);
-    } else if (dir->guess != NULL) {
-        w = dir->guess[page];
-    } else {
-        return false;
-    }
-    cm_dir_cas_unpack(w, &e);
-    cm_dir_current(dir, &e);
-    return (e.writers & (1ull << dir->rank)) != 0;
+    return cm_dir_last_seen(dir, page, &e) && (e.writers & (1ull << dir->rank)) != 0;
 }
 
 cm_status_t cm_dir_read(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e, uint64_t *version)
