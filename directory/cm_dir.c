@@ -117,6 +117,7 @@ static void cm_dir_words_to_entry(const uint64_t w[3], cm_dir_entry_t *e)
     e->writers = w[1];
     e->home    = (uint32_t)w[2];
     e->flags   = (uint32_t)(w[2] >> 32);
+    e->leaves  = 0; /* the tag is the CAS word's */
 }
 
 static void cm_dir_entry_to_words(const cm_dir_entry_t *e, uint64_t w[3])
@@ -226,15 +227,15 @@ static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
 /* ---- CAS form ------------------------------------------------------------ */
 
 static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
-                                     cm_dir_held_fn_t held, void *arg, cm_dir_entry_t *after,
-                                     cm_dir_effects_t *fx)
+                                     cm_dir_held_fn_t held, void *arg, uint64_t seen,
+                                     cm_dir_entry_t *after, cm_dir_effects_t *fx)
 {
     int home = cm_dir_home_of(dir, page);
     uint64_t *word = cm_dir_slot(dir, page);
     uint64_t cur, next, old;
     cm_dir_entry_t e;
     cm_status_t status;
-    bool busy, bumped = false;
+    bool busy, bumped = false, first = (seen != 0);
 
     /*
      * A remote entry's word as we last saw it stands in for a read: right, the update is one
@@ -245,7 +246,10 @@ static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
      * here (and the end of the initialization phase drops every guess). So the protocol
      * model's one atomic step for "read, then swap until it succeeds" still describes it.
      */
-    if (home != dir->rank && dir->guess != NULL && dir->guess[page] != 0) {
+    if (seen != 0) {
+        cur    = seen; /* the caller's word: the guess or our own slot, as it saw it */
+        status = CM_OK;
+    } else if (home != dir->rank && dir->guess != NULL && dir->guess[page] != 0) {
         cur    = dir->guess[page];
         status = CM_OK;
     } else {
@@ -284,6 +288,7 @@ static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
             cm_rma_progress(dir->rma);
             sched_yield();
             status = cm_rma_get(dir->rma, home, &cur, word, sizeof(cur));
+            first  = false;
             continue;
         }
         cm_dir_apply(&e, op, dir->rank, (uint32_t)home, dir->first_touch, dir->unsafe_threshold,
@@ -298,11 +303,13 @@ static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
         dir->updates++;
         if (status == CM_OK && old != cur) {
             dir->retries++;
-            cur = old; /* lost a race: recompute from what is there now */
+            cur   = old; /* lost a race: recompute from what is there now */
+            first = false;
             continue;
         }
         break;
     }
+    fx->as_seen = first && status == CM_OK;
     if (status == CM_OK && op == CM_DIR_JOIN && (e.flags & CM_DIR_UNSAFE)) {
         status = cm_rma_get(dir->rma, home, &fx->version, &word[CM_DIR_VERSION_WORD],
                             sizeof(fx->version));
@@ -336,14 +343,23 @@ static cm_status_t cm_dir_no_held(uint64_t page, const cm_dir_effects_t *fx, voi
     return CM_ERR_INVALID;
 }
 
-cm_status_t cm_dir_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op, cm_dir_held_fn_t held,
-                          void *arg, cm_dir_entry_t *after, cm_dir_effects_t *fx)
+cm_status_t cm_dir_update_seen(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
+                               cm_dir_held_fn_t held, void *arg, uint64_t seen,
+                               cm_dir_entry_t *after, cm_dir_effects_t *fx)
 {
     if (held == NULL) {
         held = cm_dir_no_held;
     }
-    return (dir->impl == CM_DIR_IMPL_CAS) ? cm_dir_cas_update(dir, page, op, held, arg, after, fx)
-                                          : cm_dir_mcs_update(dir, page, op, held, arg, after, fx);
+    fx->as_seen = false;
+    return (dir->impl == CM_DIR_IMPL_CAS)
+               ? cm_dir_cas_update(dir, page, op, held, arg, seen, after, fx)
+               : cm_dir_mcs_update(dir, page, op, held, arg, after, fx);
+}
+
+cm_status_t cm_dir_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op, cm_dir_held_fn_t held,
+                          void *arg, cm_dir_entry_t *after, cm_dir_effects_t *fx)
+{
+    return cm_dir_update_seen(dir, page, op, held, arg, 0, after, fx);
 }
 
 cm_status_t cm_dir_peek_nbi(cm_dir_t *dir, uint64_t page, uint64_t *word)
@@ -368,20 +384,26 @@ void cm_dir_peek_entry(cm_dir_t *dir, uint64_t page, uint64_t word, cm_dir_entry
     }
 }
 
-/* CAS form: page's entry as this process last saw it, without a round trip (its own slot, or
- * the guess of a remote one); false where there is none. */
-static bool cm_dir_last_seen(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e)
+bool cm_dir_seen_word(cm_dir_t *dir, uint64_t page, uint64_t *word)
 {
-    uint64_t w;
-
     if (dir->impl != CM_DIR_IMPL_CAS) {
         return false;
     }
     if (cm_dir_home_of(dir, page) == dir->rank) {
-        w = __atomic_load_n(cm_dir_slot(dir, page), __ATOMIC_RELAXED);
-    } else if (dir->guess != NULL) {
-        w = dir->guess[page];
-    } else {
+        *word = __atomic_load_n(cm_dir_slot(dir, page), __ATOMIC_RELAXED);
+        return true;
+    }
+    *word = (dir->guess != NULL) ? dir->guess[page] : 0;
+    return *word != 0;
+}
+
+/* CAS form: page's entry as this process last saw it, without a round trip; false where there
+ * is none. */
+static bool cm_dir_last_seen(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e)
+{
+    uint64_t w;
+
+    if (!cm_dir_seen_word(dir, page, &w)) {
         return false;
     }
     cm_dir_cas_unpack(w, e);
@@ -389,12 +411,60 @@ static bool cm_dir_last_seen(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e)
     return true;
 }
 
-bool cm_dir_known_home(cm_dir_t *dir, uint64_t page, int *home)
+cm_status_t cm_dir_join_nbi(cm_dir_t *dir, uint64_t page, uint64_t word, uint64_t *old,
+                            cm_dir_entry_t *after, cm_dir_effects_t *fx, bool *issued)
 {
     cm_dir_entry_t e;
 
-    if (!cm_dir_last_seen(dir, page, &e) ||
-        (e.flags & (CM_DIR_HOME_FIXED | CM_DIR_BUSY)) != CM_DIR_HOME_FIXED) {
+    *issued = false;
+    if (dir->impl != CM_DIR_IMPL_CAS) {
+        return CM_OK;
+    }
+    cm_dir_cas_unpack(word, &e);
+    cm_dir_current(dir, &e);
+    if (e.flags & (CM_DIR_BUSY | CM_DIR_UNSAFE)) {
+        return CM_OK; /* BUSY: its state cannot be relied on yet; UNSAFE: a join reads the version */
+    }
+    cm_dir_apply(&e, CM_DIR_JOIN, dir->rank, (uint32_t)cm_dir_home_of(dir, page), dir->first_touch,
+                 dir->unsafe_threshold, fx);
+    if (fx->claimed_home || cm_dir_effects_held(fx, dir->rank) || fx->became_unsafe) {
+        return CM_OK; /* a first touch, or notices to post while held: the fault's own update */
+    }
+    cm_dir_mark_current(dir, &e);
+    *after = e;
+    if (!(after->flags & CM_DIR_HOME_FIXED)) {
+        after->home = (uint32_t)cm_dir_home_of(dir, page);
+    }
+    *issued = true;
+    dir->updates++;
+    return cm_rma_cswap_nbi(dir->rma, cm_dir_home_of(dir, page), cm_dir_slot(dir, page), word,
+                            cm_dir_cas_pack(&e), old);
+}
+
+bool cm_dir_join_done(cm_dir_t *dir, uint64_t page, uint64_t word, uint64_t old,
+                      const cm_dir_entry_t *after)
+{
+    bool done = (old == word);
+
+    if (!done) {
+        dir->retries++;
+    }
+    if (dir->guess != NULL) {
+        dir->guess[page] = done ? cm_dir_cas_pack(after) : old;
+    }
+    return done;
+}
+
+bool cm_dir_known_home(cm_dir_t *dir, uint64_t page, int *home, uint64_t *seen)
+{
+    cm_dir_entry_t e;
+
+    if (!cm_dir_seen_word(dir, page, seen) || *seen == 0) {
+        return false;
+    }
+    cm_dir_cas_unpack(*seen, &e);
+    cm_dir_current(dir, &e);
+    if ((e.flags & (CM_DIR_HOME_FIXED | CM_DIR_BUSY)) != CM_DIR_HOME_FIXED) {
         return false; /* BUSY: a first toucher may still be copying the page in */
     }
     *home = (int)e.home;

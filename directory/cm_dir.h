@@ -38,11 +38,20 @@
 
 typedef enum { CM_PAGE_UNCACHED, CM_PAGE_SHARED, CM_PAGE_DIRTY, CM_PAGE_WEAK } cm_page_state_t;
 
+/*
+ * CAS form: a word's tag counts the writers that left (mod 128), so that a word seen twice
+ * the same had no writer leave between: a copy got after the first sighting then holds
+ * every write of a writer that is not in the word (cm_fill_page.c, cm_prefetch.h). Without
+ * it a writer that joined, wrote and left between the two leaves the word as it was.
+ */
+#define CM_DIR_LEAVES_MASK 0x7fu
+
 typedef struct {
     uint64_t sharers;  /* bit r: rank r has the page mapped */
     uint64_t writers;  /* subset of sharers that wrote it since mapping it */
     uint32_t home;     /* valid when CM_DIR_HOME_FIXED, else page % nprocs */
     uint32_t flags;
+    uint32_t leaves;   /* writers that left, mod CM_DIR_LEAVES_MASK + 1 (the CAS word's tag) */
 } cm_dir_entry_t;
 
 typedef enum {
@@ -60,6 +69,7 @@ typedef struct {
     bool            became_unsafe; /* this update marked the page UNSAFE */
     bool            claimed_home;  /* first touch: I am now the page's home ... */
     uint32_t        old_home;      /* ... and must copy it from here if that is not me */
+    bool            as_seen;       /* cm_dir_update_seen: the entry was still the word seen */
 } cm_dir_effects_t;
 
 /* The global state a pair of sets stands for. */
@@ -161,6 +171,15 @@ cm_status_t cm_dir_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op, cm_dir_h
                           void *arg, cm_dir_entry_t *after, cm_dir_effects_t *fx);
 
 /*
+ * CAS form: the same, with `seen` (a word from cm_dir_known_home) as the first compare value;
+ * fx->as_seen says whether that first swap succeeded, i.e. the entry, tag included, had not
+ * changed since the word was seen (what a copy issued in between needs, cm_fill_page.c).
+ */
+cm_status_t cm_dir_update_seen(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
+                               cm_dir_held_fn_t held, void *arg, uint64_t seen,
+                               cm_dir_entry_t *after, cm_dir_effects_t *fx);
+
+/*
  * A snapshot of page's entry, then of its version, without locking
  * (acquire's check of unsafe pages). In this order: a writer that has left is
  * seen either as a writer or through the version.
@@ -176,15 +195,34 @@ cm_status_t cm_dir_peek_nbi(cm_dir_t *dir, uint64_t page, uint64_t *word);
 void cm_dir_peek_entry(cm_dir_t *dir, uint64_t page, uint64_t word, cm_dir_entry_t *e);
 
 /*
- * CAS form: page's home as the entry word this process last saw says it, if fixed there and
+ * CAS form: page's home as the entry word this process last saw (*seen) says it, if fixed there and
  * not BUSY (after the first touch a home never moves until the next reset, and its data is
  * there once the claim's BUSY is cleared, so such a word is still right).
  */
-bool cm_dir_known_home(cm_dir_t *dir, uint64_t page, int *home);
+bool cm_dir_known_home(cm_dir_t *dir, uint64_t page, int *home, uint64_t *seen);
 
 /* CAS form: whether this process is one of page's writers (exact: only its own updates change
  * its bit, and each leaves its result as the word last seen). False in the MCS form. */
 bool cm_dir_is_writer(cm_dir_t *dir, uint64_t page);
+
+/* CAS form: page's entry word as this process last saw it (its own slot, or the guess of a
+ * remote one), without a round trip; false where there is none. */
+bool cm_dir_seen_word(cm_dir_t *dir, uint64_t page, uint64_t *word);
+
+/*
+ * CAS form: a JOIN of page computed from `word` (as last seen or peeked) and issued as one
+ * compare-and-swap without waiting; its old word lands in *old at the caller's next flush, and
+ * cm_dir_join_done then says whether it took place. Only a join that needs nothing while held
+ * is issued (*issued): none where the entry is BUSY or UNSAFE, or the join would claim the
+ * home, post notices or make the page unsafe; those are left to the page's own fault
+ * (cm_dir_update). *after and *fx are what the join did, if it took place.
+ */
+cm_status_t cm_dir_join_nbi(cm_dir_t *dir, uint64_t page, uint64_t word, uint64_t *old,
+                            cm_dir_entry_t *after, cm_dir_effects_t *fx, bool *issued);
+/* After that flush: whether the join took place (the entry was still `word`); what the swap
+ * found is kept as the page's next guess. */
+bool cm_dir_join_done(cm_dir_t *dir, uint64_t page, uint64_t word, uint64_t old,
+                      const cm_dir_entry_t *after);
 
 /* Resets the entries this process hosts to UNCACHED, home not fixed (no concurrent use!). */
 void cm_dir_reset_local(cm_dir_t *dir);

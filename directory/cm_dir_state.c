@@ -55,6 +55,9 @@ void cm_dir_apply(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_rr, b
         e->writers |= bit;
         break;
     case CM_DIR_LEAVE:
+        if (e->writers & bit) {
+            e->leaves = (e->leaves + 1) & CM_DIR_LEAVES_MASK; /* the word's tag (cm_dir.h) */
+        }
         e->sharers &= ~bit;
         e->writers &= ~bit;
         break;
@@ -82,8 +85,10 @@ void cm_dir_apply(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_rr, b
 uint64_t cm_dir_cas_pack(const cm_dir_entry_t *e)
 {
     const uint64_t m24 = (1ull << 24) - 1;
+    /* Bits 48-51 flags, 52-55 and 61-63 the leaves tag, 56-60 the home (< 24 processes). */
     return (e->sharers & m24) | ((e->writers & m24) << 24) | ((uint64_t)(e->flags & 0xfu) << 48) |
-           ((uint64_t)(e->home & 0xffu) << 56);
+           ((uint64_t)(e->leaves & 0xfu) << 52) | ((uint64_t)(e->home & 0x1fu) << 56) |
+           ((uint64_t)((e->leaves >> 4) & 0x7u) << 61);
 }
 
 void cm_dir_cas_unpack(uint64_t w, cm_dir_entry_t *e)
@@ -92,5 +97,6 @@ void cm_dir_cas_unpack(uint64_t w, cm_dir_entry_t *e)
     e->sharers = w & m24;
     e->writers = (w >> 24) & m24;
     e->flags   = (uint32_t)((w >> 48) & 0xfu);
-    e->home    = (uint32_t)(w >> 56);
+    e->leaves  = (uint32_t)(((w >> 52) & 0xfu) | (((w >> 61) & 0x7u) << 4));
+    e->home    = (uint32_t)((w >> 56) & 0x1fu);
 }

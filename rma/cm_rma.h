@@ -213,6 +213,9 @@ cm_status_t cm_rma_fadd(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, u
 cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value);
 /* Fetch-and-swap whose old value lands in *old at the next flush (*old must stay valid). */
 cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old);
+/* Compare-and-swap whose old value lands in *old at the next flush (many in one round trip). */
+cm_status_t cm_rma_cswap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t compare,
+                             uint64_t value, uint64_t *old);
 
 /*
  * Operations issued after this to a rank take effect there after those issued

@@ -409,7 +409,9 @@ static cm_status_t cm_rma_atomic_nbi(cm_rma_t *rma, ucp_atomic_op_t op, const ch
     }
     if (cm_rma_atomic_here(rma, pe)) {
         uint64_t was;
-        return cm_rma_atomic_cpu(rma, op, addr, value, 0, (old != NULL) ? old : &was);
+        /* CSWAP: *old holds the value to store (cm_rma_cswap_nbi). */
+        return cm_rma_atomic_cpu(rma, op, addr, value, (old != NULL) ? *old : 0,
+                                 (old != NULL) ? old : &was);
     }
     if ((status = cm_rma_fence_settle(rma, false)) != CM_OK) {
         return status;
@@ -440,6 +442,14 @@ static cm_status_t cm_rma_atomic_nbi(cm_rma_t *rma, ucp_atomic_op_t op, const ch
 cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
 {
     return cm_rma_atomic_nbi(rma, UCP_ATOMIC_OP_SWAP, "atomic swap", pe, addr, value, old);
+}
+
+cm_status_t cm_rma_cswap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t compare,
+                             uint64_t value, uint64_t *old)
+{
+    *old = value; /* UCX's CSWAP: the compare value is the operand, the new one in the reply */
+    return cm_rma_atomic_nbi(rma, UCP_ATOMIC_OP_CSWAP, "atomic compare-and-swap", pe, addr,
+                             compare, old);
 }
 
 cm_status_t cm_rma_fence(cm_rma_t *rma)

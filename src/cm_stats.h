@@ -39,6 +39,8 @@
     _(pages_fetched,      "pages copied from their home") \
     _(pages_refetched,    "of those, copied again at an acquire, in one batch (CM_REFETCH)") \
     _(refetch_used,       "refetched pages used before their next invalidation") \
+    _(pages_prefetched,   "of those, brought along by another page's miss (CM_PREFETCH)") \
+    _(prefetch_used,      "prefetched pages used before their next invalidation") \
     _(pages_mapped,       "pages mapped onto their home's memory (NH variants)") \
     _(line_fills,         "lines fetched from their home by access checks (NS variants)") \
     _(home_migrations,    "pages whose home moved here on first touch") \

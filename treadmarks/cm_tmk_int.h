@@ -143,6 +143,7 @@ typedef struct {
     uint32_t        *pf_list;   /* pages queued by the acquire under way */
     uint32_t        npf;
     uint32_t        *pf_left;   /* per page: the interval after the acquire that invalidated it */
+    unsigned        pf_block;   /* CM_PREFETCH: a miss brings its block of this many pages */
 
     cm_stats_t      st;
     uint64_t        t_start;
@@ -227,7 +228,7 @@ cm_status_t cm_tmk_fault(void *addr, bool write);
 
 /* ---- cm_tmk_prefetch.c: diffs fetched at the acquire (CM_REFETCH) ----------------------------- */
 
-enum { TM_PF_NONE = 0, TM_PF_QUEUED = 1, TM_PF_DONE = 2 };
+enum { TM_PF_NONE = 0, TM_PF_QUEUED = 1, TM_PF_DONE = 2, TM_PF_MISS = 3 /* by a miss */ };
 cm_status_t cm_tmk_pf_init(int mode);
 void cm_tmk_pf_fini(void);
 /* Page p is invalidated by a notice (used: it was valid, so accessed since its validation). */
@@ -236,6 +237,9 @@ void cm_tmk_pf_invalidated(uint64_t p, bool used);
 void cm_tmk_pf_fault(uint64_t p);
 /* The acquire has taken in its intervals: the queued pages' diffs, in one batch. */
 cm_status_t cm_tmk_pf_acquired(void);
+/* Page p (invalid) misses: with CM_PREFETCH, the diffs of its block's other invalid pages are
+ * asked for with its own, one wait for all, and applied; those pages stay protected. */
+cm_status_t cm_tmk_pf_miss(uint64_t p);
 cm_status_t cm_tmk_serve_page(int src, const uint32_t *d, size_t len);
 cm_status_t cm_tmk_serve_diffs(int src, const uint32_t *d, size_t len);
 cm_status_t cm_tmk_take_diffs(const uint32_t *d, size_t len);

@@ -424,6 +424,7 @@ cm_status_t cm_tmk_fault(void *addr, bool write)
     uint64_t p = ((uintptr_t)addr - (uintptr_t)cm_tmk.app) >> cm_tmk.shift;
     cm_tmk_page_t *pg = cm_tmk_touch(p);
     cm_status_t status = CM_OK;
+    bool ready;
     uint64_t *outer = cm_stats_phase_enter(&cm_tmk.st.fault_ns), *twin;
 
     cm_tmk_mu_lock();
@@ -432,9 +433,15 @@ cm_status_t cm_tmk_fault(void *addr, bool write)
     } else {
         cm_tmk.st.read_faults++;
     }
+    ready = pg->prefetch == TM_PF_DONE || pg->prefetch == TM_PF_MISS; /* brought up to date */
     cm_tmk_pf_fault(p);
     if (pg->state == TM_UNMAPPED || pg->state == TM_INVALID) {
-        status = cm_tmk_validate(p);
+        if (!ready) {
+            status = cm_tmk_pf_miss(p); /* its block's diffs with its own (CM_PREFETCH) */
+        }
+        if (status == CM_OK) {
+            status = cm_tmk_validate(p);
+        }
         if (status == CM_OK) {
             status = cm_tmk_protect(p, PROT_READ);
             pg->state = TM_READ_ONLY;

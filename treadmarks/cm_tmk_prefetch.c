@@ -71,6 +71,10 @@ void cm_tmk_pf_invalidated(uint64_t p, bool used)
 {
     cm_tmk_page_t *pg = &cm_tmk.pages[p];
 
+    if (pg->prefetch == TM_PF_MISS) {
+        pg->prefetch = TM_PF_NONE; /* brought by a neighbour's miss, never opened */
+        return;
+    }
     if (cm_tmk.pf_mode == CM_REFETCH_PAPER) {
         return;
     }
@@ -94,6 +98,11 @@ void cm_tmk_pf_fault(uint64_t p)
 {
     cm_tmk_page_t *pg = &cm_tmk.pages[p];
 
+    if (pg->prefetch == TM_PF_MISS) {
+        pg->prefetch = TM_PF_NONE;
+        cm_tmk.st.prefetch_used++;
+        return;
+    }
     if (cm_tmk.pf_mode == CM_REFETCH_PAPER) {
         return;
     }
@@ -144,5 +153,54 @@ cm_status_t cm_tmk_pf_acquired(void)
         }
     }
     cm_tmk.nmissing = 0;
+    return status;
+}
+
+/*
+ * Prefetch on a miss (CM_PREFETCH, the counterpart of Cashmere's, cm_prefetch.h): the diff
+ * requests of the block's other invalid pages go out with the faulting page's, the replies are
+ * awaited once, and each page's diffs are applied in happened-before order as its own access
+ * would (cm_tmk_validate then asks nothing). Cold pages (never copied) are left to their
+ * access: their manager's copy is a page, not a diff.
+ */
+cm_status_t cm_tmk_pf_miss(uint64_t p)
+{
+    uint32_t list[64], n = 0;
+    uint64_t first;
+    cm_status_t status = CM_OK;
+
+    if (cm_tmk.pf_block <= 1 || cm_tmk.np == 1) {
+        return CM_OK;
+    }
+    first = p - p % cm_tmk.pf_block;
+    for (uint64_t q = first; q < first + cm_tmk.pf_block && q < cm_tmk.npages; q++) {
+        if (q != p && cm_tmk.pages[q].state == TM_INVALID &&
+            cm_tmk.pages[q].prefetch == TM_PF_NONE) {
+            list[n++] = (uint32_t)q;
+        }
+    }
+    if (n == 0) {
+        return CM_OK;
+    }
+    atomic_store(&cm_tmk.pending, 0);
+    cm_tmk.nmissing = 0;
+    if (cm_tmk.pages[p].state == TM_INVALID) {
+        status = cm_tmk_validate_ask(p);
+    }
+    for (uint32_t i = 0; i < n && status == CM_OK; i++) {
+        status = cm_tmk_validate_ask(list[i]);
+    }
+    cm_tmk_validate_wait();
+    if (status != CM_OK || cm_tmk.nmissing > 0) {
+        cm_tmk.nmissing = 0; /* a diff its holder lacked: each page's access asks again */
+        return status;
+    }
+    for (uint32_t i = 0; i < n && status == CM_OK; i++) {
+        status = cm_tmk_validate(list[i]); /* every diff is here: applies them, asks nothing */
+        if (status == CM_OK) {
+            cm_tmk.pages[list[i]].prefetch = TM_PF_MISS;
+            cm_tmk.st.pages_prefetched++;
+        }
+    }
     return status;
 }

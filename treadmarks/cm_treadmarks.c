@@ -147,6 +147,7 @@ static cm_status_t tm_init(void)
         return CM_ERR_NO_MEMORY;
     }
     TM_CHECK(cm_tmk_pf_init(cfg->refetch));
+    cm_tmk.pf_block = (cfg->prefetch > 64) ? 64 : (unsigned)cfg->prefetch;
     for (unsigned l = 0; l < cm_tmk.nlocks; l++) {
         int mgr = (int)(l % (unsigned)cm_tmk.np);
         cm_tmk.locks[l].local    = (mgr == cm_tmk.me); /* the manager starts with the token */
@@ -183,6 +184,12 @@ static cm_status_t tm_init(void)
                        "that pays (CM_REFETCH=auto)"
                      : "used since their validation fetched at the acquire, in one batch "
                        "(CM_REFETCH=used)");
+    if (cm_tmk.pf_block > 1) {
+        size_t len = strlen(cm_tmk.describe);
+        snprintf(cm_tmk.describe + len, sizeof(cm_tmk.describe) - len,
+                 "; a miss asks for the diffs of its block of %u pages (CM_PREFETCH)",
+                 cm_tmk.pf_block);
+    }
     cm_tmk.t_start = cm_time_ns();
     cm_tmk.ready   = true;
     return CM_OK;

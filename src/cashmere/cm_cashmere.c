@@ -25,6 +25,7 @@
 #include "config.h"
 #include "locks/cm_mcs.h"
 #include "src/cashmere/cm_cm_int.h"
+#include "src/cashmere/cm_prefetch.h"
 #include "src/cashmere/cm_refetch.h"
 #include "src/cm_hooks_api.h"
 #include "src/cm_protocol.h"
@@ -77,7 +78,7 @@ static cm_status_t cm_cm_held(uint64_t p, const cm_dir_effects_t *fx, void *arg)
 }
 
 /* The local part of an update's effects: self-notices and the unsafe list. */
-static cm_status_t cm_cm_effects(uint64_t p, const cm_dir_entry_t *e, const cm_dir_effects_t *fx)
+cm_status_t cm_cm_effects(uint64_t p, const cm_dir_entry_t *e, const cm_dir_effects_t *fx)
 {
     cm_pte_t *pte = &cm_cm.pte[p];
 
@@ -117,6 +118,7 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
     cm_dir_entry_t e;
     cm_dir_effects_t fx;
     int known;
+    uint64_t seen = 0;
 
     if (pte->mapped) {
         if (write) {
@@ -141,13 +143,19 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
         return CM_OK;
     }
     cm_refetch_fault(p, false);
-    if (cm_cm.fill->early != NULL && cm_dir_known_home(&cm_cm.dir, p, &known) &&
+    CM_CHECK(cm_prefetch_issue(p)); /* its neighbours' entries ride with our join */
+    if (cm_cm.fill->early != NULL && cm_dir_known_home(&cm_cm.dir, p, &known, &seen) &&
         known != cm_cm.me) {
         CM_CHECK(cm_cm.fill->early(p, known)); /* travels with the join (cm_fill_page.c) */
+    } else {
+        seen = 0;
     }
     /* Join, then copy (or both at once, above): a writer that turns the page weak after the
      * join sees us; one before it is in the entry we join, and we get a self-notice. */
-    CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_JOIN, cm_cm_held, NULL, &e, &fx));
+    CM_CHECK(cm_dir_update_seen(&cm_cm.dir, p, CM_DIR_JOIN, cm_cm_held, NULL, seen, &e, &fx));
+    if (seen != 0 && !fx.as_seen) {
+        CM_CHECK(cm_cm.fill->early(p, -1)); /* the entry moved since it was seen: copy again */
+    }
     if (fx.claimed_home) {
         cm_cm.st.home_migrations++;
     }
@@ -158,7 +166,8 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
     pte->mapped = 1;
     pte->home   = (uint8_t)e.home;
     cm_shadow_repaint(p);
-    return cm_cm_effects(p, &e, &fx);
+    CM_CHECK(cm_cm_effects(p, &e, &fx));
+    return cm_prefetch_complete();
 }
 
 static cm_status_t cm_cm_fault_page(uint64_t p, bool write, bool whole)
@@ -609,10 +618,11 @@ static cm_status_t cm_cm_init(void)
     /* auto: only where some home is reached over a network. Where every peer's memory is
      * mapped here, the round trips refetching saves are loads and stores, and copying pages
      * eagerly at every acquire cost more (water, 4 processes, one host: 0.0145 -> 0.017 s). */
+    cm_prefetch_init((unsigned)cfg->prefetch, cm_cm.fill->copies && impl == CM_DIR_IMPL_CAS);
     CM_CHECK(cm_refetch_init(cm_cm.fill->copies && impl == CM_DIR_IMPL_CAS &&
                                  (cfg->refetch == CM_REFETCH_USED ||
                                   (cfg->refetch == CM_REFETCH_AUTO && !cm_rma_all_mapped(cm_cm.rma))),
-                             cfg->refetch == CM_REFETCH_AUTO));
+                             cfg->refetch == CM_REFETCH_AUTO, cm_prefetch_on()));
 
     /* Every page starts unmapped: its first access faults and joins the directory. */
     if (mprotect(cm_cm.app, cm_cm.npages << cm_cm.shift, PROT_NONE) != 0) {
@@ -649,6 +659,15 @@ static cm_status_t cm_cm_init(void)
                      ? "refetched at the acquire if used since their copy, while that pays "
                        "(CM_REFETCH=auto)"
                      : "refetched at the acquire if used since their copy (CM_REFETCH=used)");
+        len = strlen(cm_cm.describe);
+        if (cm_prefetch_on()) {
+            snprintf(cm_cm.describe + len, sizeof(cm_cm.describe) - len,
+                     "; a miss prefetches its block of %lu pages (CM_PREFETCH)",
+                     (unsigned long)cfg->prefetch);
+        } else if (cfg->prefetch > 1) {
+            snprintf(cm_cm.describe + len, sizeof(cm_cm.describe) - len,
+                     "; no prefetch on a miss (CM_PREFETCH needs the compare-and-swap directory)");
+        }
     }
     cm_cm.t_start = cm_time_ns();
     cm_cm.ready   = true;

@@ -65,7 +65,8 @@ typedef struct {
     cm_status_t (*map)(uint64_t p, int home, bool claimed_home, bool whole);
     /* Page p is about to join and its home is known (fixed: it cannot move): start bringing
      * its data now, so that it travels with the join's round trip; map then waits for it.
-     * NULL: data comes at map only. */
+     * home -1: the join did not find the entry as seen, so the data in flight may be stale
+     * and map must get it again. NULL: data comes at map only. */
     cm_status_t (*early)(uint64_t p, int home);
     /* Page p leaves (self-invalidation): no access may see its old data afterwards. */
     cm_status_t (*drop)(uint64_t p);
@@ -284,5 +285,8 @@ static inline cm_status_t cm_cm_protect(uint64_t p, int prot)
 /* Page p joins from a software access check (not a fault): as a fault would, but its data is
  * filled only where touched (cm_fill_ops_t.map's whole is false). */
 cm_status_t cm_cm_join(uint64_t p, bool write);
+
+/* The local part of a directory update's effects on page p: self-notice, unsafe list. */
+cm_status_t cm_cm_effects(uint64_t p, const cm_dir_entry_t *e, const cm_dir_effects_t *fx);
 
 #endif

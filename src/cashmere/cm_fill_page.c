@@ -8,10 +8,15 @@
  *
  * A page whose home is known before its join (fixed, as the directory word last seen says) is
  * got at the same time as the join's compare-and-swap, not after it: one round trip, not two.
- * The order does not matter to what the copy must hold: every write released before our
- * acquire is at the home before this get is issued; a writer whose transition comes before
- * our join is in the entry we join (WEAK: a self-notice), one after it notifies us; either way
- * our next acquire drops the copy if a write it may lack was released meanwhile.
+ * Every write released before our acquire is at the home before this get is issued. A later
+ * write the copy may lack is a writer's whose writes land after the get read the page: if it
+ * is in the entry we join, the page turns or is WEAK and we self-notice; if its transition
+ * follows our join, it notifies us. Either way our next acquire drops the copy. What is left
+ * is a writer that joined, wrote and left between the word we saw and our join: it is in no
+ * entry we see. So the copy counts only if the join's first compare-and-swap, on the word
+ * seen before the get was issued, succeeds: the word's tag counts writers that left
+ * (cm_dir.h), so an unchanged word had none. Otherwise (fill op .early with home -1) the
+ * page is got again after the join, as without the early copy.
  */
 #include "config.h"
 #include "src/cashmere/cm_cm_int.h"
@@ -29,6 +34,10 @@ static cm_status_t cm_fp_init(void)
 
 static cm_status_t cm_fp_early(uint64_t p, int home)
 {
+    if (home < 0) {
+        cm_fp.home = -1; /* stale: it lands at map's flush, and map gets the page again */
+        return CM_OK;
+    }
     CM_CHECK(cm_rma_get_nbi(cm_cm.rma, home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
     cm_fp.page = (int64_t)p;
     cm_fp.home = home;
@@ -45,7 +54,9 @@ static cm_status_t cm_fp_map(uint64_t p, int home, bool claimed_home, bool whole
 
     (void)whole; /* the whole page, always */
     if (cm_fp.page >= 0) {
-        CM_CHECK(cm_rma_flush(cm_cm.rma, cm_fp.home)); /* ours, right or not: it lands now */
+        /* Ours, right or not: it lands now (a stale one from wherever it went). */
+        CM_CHECK(cm_fp.home >= 0 ? cm_rma_flush(cm_cm.rma, cm_fp.home)
+                                 : cm_rma_flush_all(cm_cm.rma));
         cm_fp.page = -1;
     }
     /* A page that just moved here was copied in while its entry was held (cm_cm_held). */

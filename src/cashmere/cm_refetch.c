@@ -26,12 +26,13 @@
 #include <stdlib.h>
 
 /* A page's state, and whether its last refetch went unused (a second one unused: it leaves). */
-enum { CM_RF_NONE = 0, CM_RF_PENDING = 1, CM_RF_HELD = 2, CM_RF_STATE = 3, CM_RF_MISSED = 4 };
+enum { CM_RF_NONE = 0, CM_RF_PENDING = 1, CM_RF_HELD = 2, CM_RF_STATE = 3, CM_RF_MISSED = 4,
+       CM_RF_PREFETCHED = 8 /* held by a miss's prefetch (cm_prefetch.c), not by an acquire */ };
 
 #define CM_RF_SCORE_MAX 16
 
 static struct {
-    bool     on;
+    bool     on;       /* refetch at acquire */
     bool     adaptive; /* CM_REFETCH=auto: hold while score > 0 */
     int      score;
     uint32_t epoch;    /* acquires so far (+1: 0 means never) */
@@ -42,10 +43,10 @@ static struct {
     uint64_t n;
 } cm_rf;
 
-cm_status_t cm_refetch_init(bool on, bool adaptive)
+cm_status_t cm_refetch_init(bool on, bool adaptive, bool prefetch)
 {
     memset(&cm_rf, 0, sizeof(cm_rf));
-    if (!on) {
+    if (!on && !prefetch) {
         return CM_OK;
     }
     cm_rf.adaptive = adaptive;
@@ -61,7 +62,7 @@ cm_status_t cm_refetch_init(bool on, bool adaptive)
         cm_refetch_fini();
         return CM_ERR_NO_MEMORY;
     }
-    cm_rf.on = true;
+    cm_rf.on = on;
     return CM_OK;
 }
 
@@ -89,7 +90,7 @@ void cm_refetch_fini(void)
 
 void cm_refetch_reset(void)
 {
-    if (cm_rf.on) {
+    if (cm_rf.state != NULL) {
         cm_mem_zero(cm_rf.state, cm_cm.npages);
         cm_mem_zero(cm_rf.left, cm_cm.npages * sizeof(*cm_rf.left));
         cm_rf.n = 0;
@@ -117,10 +118,17 @@ void cm_refetch_left(uint64_t p)
 
 void cm_refetch_fault(uint64_t p, bool held)
 {
-    if (!cm_rf.on) {
+    if (cm_rf.state == NULL) {
         return;
     }
-    if (held) {
+    if (held && (cm_rf.state[p] & CM_RF_PREFETCHED)) {
+        cm_rf.state[p] = CM_RF_NONE;
+        if (cm_cm.pte[p].home != cm_cm.me) {
+            cm_cm.st.prefetch_used++; /* of pages_prefetched */
+        }
+    } else if (!cm_rf.on) {
+        cm_rf.state[p] = CM_RF_NONE;
+    } else if (held) {
         cm_rf.state[p] = CM_RF_NONE;
         if (cm_cm.pte[p].home != cm_cm.me) {
             cm_cm.st.refetch_used++; /* of pages_refetched: those copied from elsewhere */
@@ -133,6 +141,10 @@ void cm_refetch_fault(uint64_t p, bool held)
 
 bool cm_refetch_unused(uint64_t p)
 {
+    if (cm_rf.state[p] & CM_RF_PREFETCHED) {
+        cm_rf.state[p] = CM_RF_NONE; /* brought by a neighbour's miss, never used: it leaves */
+        return true;
+    }
     if (!(cm_rf.state[p] & CM_RF_MISSED) && !(cm_rf.adaptive && cm_rf.score <= 0)) {
         cm_rf.state[p]        = CM_RF_PENDING | CM_RF_MISSED;
         cm_rf.list[cm_rf.n++] = (uint32_t)p;
@@ -155,7 +167,12 @@ bool cm_refetch_hold(uint64_t p)
 
 bool cm_refetch_held(uint64_t p)
 {
-    return cm_rf.on && (cm_rf.state[p] & CM_RF_STATE) == CM_RF_HELD;
+    return cm_rf.state != NULL && (cm_rf.state[p] & CM_RF_STATE) == CM_RF_HELD;
+}
+
+void cm_refetch_prefetched(uint64_t p)
+{
+    cm_rf.state[p] = CM_RF_HELD | CM_RF_PREFETCHED;
 }
 
 cm_status_t cm_refetch_complete(void)
@@ -163,7 +180,7 @@ cm_status_t cm_refetch_complete(void)
     const uint64_t bit = 1ull << cm_cm.me;
 
     if (!cm_rf.on) {
-        return CM_OK;
+        return CM_OK; /* nothing is held at acquires */
     }
     cm_rf.epoch++; /* a page leaving from now on left in the next interval */
     if (cm_rf.n == 0) {

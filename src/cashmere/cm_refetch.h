@@ -27,9 +27,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Whether held copies are kept at all (CM_REFETCH and the variant: page copies, CAS directory),
- * and whether only while they pay (CM_REFETCH=auto, cm_refetch.c). */
-cm_status_t cm_refetch_init(bool on, bool adaptive);
+/* Whether acquires hold copies (CM_REFETCH and the variant: page copies, CAS directory), whether
+ * only while they pay (CM_REFETCH=auto, cm_refetch.c), and whether misses prefetch into held
+ * pages (CM_PREFETCH, cm_prefetch.h): the per-page state exists if either does. */
+cm_status_t cm_refetch_init(bool on, bool adaptive, bool prefetch);
 void cm_refetch_fini(void);
 /* Whether this run holds refetched pages. */
 bool cm_refetch_held_on(void);
@@ -41,6 +42,9 @@ void cm_refetch_reset(void);
 bool cm_refetch_hold(uint64_t p);
 /* Held (refetched, unused since): its copy is current as of the last acquire. */
 bool cm_refetch_held(uint64_t p);
+/* Page p was joined and copied by another page's miss (cm_prefetch.c): held, unused. Its next
+ * access maps it locally; invalidated unused, it leaves (no refetch). */
+void cm_refetch_prefetched(uint64_t p);
 /* Page p faults (held: it was, and is mapped now without a join: no longer held). */
 void cm_refetch_fault(uint64_t p, bool held);
 /* Held page p is invalidated, unused since its refetch: true if it leaves now (no longer held),

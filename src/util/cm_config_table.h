@@ -67,6 +67,14 @@
       "changed goes to the home at the release, one put per run of changed bytes. auto: batch " \
       "for homes reached over TCP (which emulates every put in the home's CPU anyway) under CHS*, " \
       "else store.") \
+    _(prefetch, PREFETCH, UINT, "0", "0..64", "protocol", \
+      "Prefetch on a miss, as ArgoDSM does with 8: a page fault also brings the other pages of " \
+      "its aligned block of this many pages that the process does not hold, all in one round " \
+      "trip; each is left without access until its first use (a local fault). Cashmere: C*** " \
+      "with the compare-and-swap directory joins and copies them (a page whose join would post " \
+      "notices, claim its home or find it unsafe is left to its own fault); TreadMarks asks for " \
+      "the diffs of the block's invalidated pages with the faulting page's. 0 or 1: off (the " \
+      "papers).") \
     _(refetch, REFETCH, ENUM, "auto", "auto|paper|used", "protocol", \
       "What an acquire does with a page it invalidates. paper = as the papers: Cashmere's page " \
       "leaves the sharing set and joins again, copied, at its next fault (two directory updates " \

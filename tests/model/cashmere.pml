@@ -144,6 +144,8 @@ byte ghost[NPAGE * NLOCK];          /* the last value written under its lock */
 
 /* Directory entry per page, and its version word. */
 byte dsh[NPAGE], dwr[NPAGE], dfl[NPAGE], dhome[NPAGE], dver[NPAGE];
+/* CAS form: the entry word's tag, writers that left (cm_dir.h; it never wraps here). */
+byte dlv[NPAGE];
 /* MCS form: entry lock tail (rank + 1) per page; one queue node per process for all entries. */
 byte etail[NPAGE];
 byte eq_next[NPROC];
@@ -237,6 +239,13 @@ inline flush_all() {
  * pending rule is checked by ring.pml, where posters run concurrently.)
  */
 inline wn_post(t, pg) {
+    /* Our own earlier post of it, fenced before this get: its pending word is there. */
+    d_step {
+        if
+        :: rput[t * NPAGE + pg] != 0 -> ring[t].pending[pg] = 1
+        :: else -> skip
+        fi
+    };
     pv = ring[t].pending[pg];                        /* get */
     if
     :: pv -> REACHED(R_SUPPRESSED)                   /* suppressed */
@@ -373,6 +382,17 @@ inline dir_update(pg, op) {
 #endif
     atomic {
         (dfl[pg] & F_BUSY) == 0;
+        /* The first swap compares the word seen before an early copy (tag included): it
+         * counts only if that swap succeeds (cm_dir_update_seen). */
+#ifndef EARLY_ANY
+        seen_ok = early && dsh[pg] == s_sh && dwr[pg] == s_wr && dfl[pg] == s_fl && dlv[pg] == s_lv;
+#else
+        seen_ok = early;
+#endif
+        if
+        :: op == OP_LEAVE && (dwr[pg] & BIT(me)) != 0 -> dlv[pg]++
+        :: else -> skip
+        fi;
         e_sh = dsh[pg]; e_wr = dwr[pg]; e_fl = dfl[pg]; e_home = dhome[pg];
         dir_apply(pg, op);
 #ifdef OLD_ORDER
@@ -485,16 +505,17 @@ inline write_transition(pg) {
  * (EARLY_BUSY does it anyway, and reads the old data). */
 inline fault(pg) {
 #if defined(CM_DIR_CAS) && !defined(FILL_LINE) && !defined(WRITE_MAPPED) && !defined(JOIN_FIRST)
-    if
+    atomic { s_sh = dsh[pg]; s_wr = dwr[pg]; s_fl = dfl[pg]; s_lv = dlv[pg]; s_home = dhome[pg] };
+    if                                               /* decided on the word seen */
 #ifdef EARLY_BUSY
-    :: (dfl[pg] & F_FIXED) != 0 && dhome[pg] != me ->
+    :: (s_fl & F_FIXED) != 0 && s_home != me ->
 #else
-    :: (dfl[pg] & F_FIXED) != 0 && (dfl[pg] & F_BUSY) == 0 && dhome[pg] != me ->
+    :: (s_fl & F_FIXED) != 0 && (s_fl & F_BUSY) == 0 && s_home != me ->
 #endif
-        d_step {                                     /* the early get */
+        d_step {                                     /* the early get, issued after the word was seen */
             xi = 0;
             do
-            :: xi < NLOCK -> mem[me].w[pg * NLOCK + xi] = mem[dhome[pg]].w[pg * NLOCK + xi]; xi++
+            :: xi < NLOCK -> mem[me].w[pg * NLOCK + xi] = mem[s_home].w[pg * NLOCK + xi]; xi++
             :: else -> break
             od;
             xi = 0;
@@ -504,6 +525,7 @@ inline fault(pg) {
     fi;
 #endif
     dir_update(pg, OP_JOIN);
+    d_step { early = early && seen_ok; seen_ok = 0; s_sh = 0; s_wr = 0; s_fl = 0; s_lv = 0; s_home = 0 };
     if
 #if defined(FILL_LINE) || defined(WRITE_MAPPED)
     :: false ->                                      /* nothing copied at the join */
@@ -858,6 +880,8 @@ proctype P(byte me; byte ncs)
     byte L, pg, k;
     byte e_sh, e_wr, e_fl, e_home, st_before, st_after, cnt, fx_notify, fx_oldhome, fx_version;
     bit was_unsafe, fx_self, fx_claim, busy, leaving_writer, pv, reserved, freed, dov, handoff, early;
+    bit seen_ok;                /* the join's first swap found the word seen before the early copy */
+    byte s_sh, s_wr, s_fl, s_lv, s_home;   /* that word */
     byte widx, ti, xi, dn, dh, di, dp, ap, rp, cv, cst, pred, val, why;
     byte rput[NPROC * NPAGE];   /* a posted notice's puts in flight to ring t, page p: slot + 1 */
 

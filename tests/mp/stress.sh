@@ -45,7 +45,7 @@ LISTs are space- or comma-separated. Per run, drawn from the driver seed and the
 (case, setting, transport, processes, round), so narrowing the selection repeats the same runs:
 the litmus seed, CM_NET_LATENCY, sometimes CM_NET_OVERHEAD and CM_NET_BANDWIDTH,
 CM_PROGRESS_THREAD, CM_WAIT=block (in a third of the runs), and per protocol its rare paths (Cashmere: CM_UNSAFE_THRESHOLD=0, a small
-CM_WN_RING, CM_FIRST_TOUCH=no, CM_MERGE_LINES=1, CM_FORWARD=store|release, CM_FORWARD=batch with 256-byte batches, CM_REFETCH=paper|used; TreadMarks: CM_TMK_GC_BYTES=4k, CM_TMK_WRITE_DETECT=scan, CM_REFETCH=paper|used).
+CM_WN_RING, CM_FIRST_TOUCH=no, CM_MERGE_LINES=1, CM_FORWARD=store|release, CM_FORWARD=batch with 256-byte batches, CM_REFETCH=paper|used, CM_PREFETCH=8; TreadMarks: CM_TMK_GC_BYTES=4k, CM_TMK_WRITE_DETECT=scan, CM_REFETCH=paper|used, CM_PREFETCH=8).
 EOF
 }
 
@@ -233,6 +233,7 @@ make_cmd() {
         draw 4; [ "$r" != 0 ] || e+=(CM_TMK_GC_BYTES=4k)     # garbage collection at every barrier
         draw 2; [ "$r" != 0 ] || e+=(CM_TMK_WRITE_DETECT=scan) # writable pages compared, not faulted
         draw 3; [ "$r" != 0 ] || { pick paper used; e+=("CM_REFETCH=$r"); }  # diffs at the access / acquire
+        draw 3; [ "$r" != 0 ] || e+=(CM_PREFETCH=8)         # a miss asks for its block's diffs
     else
         draw 4; [ "$r" != 0 ] || e+=(CM_UNSAFE_THRESHOLD=0)  # every weak page unsafe
         draw 4; [ "$r" != 0 ] || { pick 2 4; e+=("CM_WN_RING=$r"); }  # notice ring overflows
@@ -247,6 +248,8 @@ make_cmd() {
         if has_column "$s" fill=page && has_column "$s" write=hooks; then
             draw 3; [ "$r" != 0 ] || e+=(CM_FORWARD=batch CM_FORWARD_BATCH=256)
         fi
+        # Prefetch on a miss: joins and copies without waiting, on the word as seen.
+        if has_column "$s" fill=page; then draw 3; [ "$r" != 0 ] || e+=(CM_PREFETCH=8); fi
     fi
     cmd=(env "${e[@]}" "$CMRUN" -n "$n" "$LITMUS" "$c" --iters "$iters" --seed "$lseed")
     if [ "$t" = hosts ]; then

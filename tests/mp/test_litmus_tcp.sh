@@ -61,6 +61,18 @@ for rf in paper used; do
         grep -q 'fetched at the acquire, in one batch' "$tmp/tf.json" || fail "the statistics do not say CM_REFETCH"
     fi
 done
+note "TCP: prefetch on a miss (CM_PREFETCH=8): Cashmere joins and copies a block, TreadMarks asks for its diffs"
+for proto in cashmere treadmarks; do
+    expect_ok env CM_PROTOCOL=$proto CM_PREFETCH=8 CM_VARIANT=CHSN CM_DIRECTORY=cas CM_STATS="$tmp/pf.json" \
+        "$CMRUN" -n 3 "$MP/mp_litmus" all --iters 20 --seed 7
+    expect_out "^litmus all: OK$"
+    pf=$(stats_total pages_prefetched "$tmp/pf.json") used=$(stats_total prefetch_used "$tmp/pf.json")
+    note "$proto, CM_PREFETCH=8: $pf pages prefetched, $used of them used before their next invalidation"
+    [ -n "$pf" ] && [ "$pf" -gt 0 ] && [ -n "$used" ] && [ "$used" -le "$pf" ] ||
+        fail "$proto, CM_PREFETCH=8: expected prefetched pages (got '$pf', used '$used')"
+    grep -q 'a miss \(prefetches its block\|asks for the diffs of its block\) of 8 pages' "$tmp/pf.json" ||
+        fail "$proto: the statistics do not say CM_PREFETCH"
+done
 note "TCP, unsafe pages and the MCS directory"
 expect_ok env CM_UNSAFE_THRESHOLD=0 CM_DIRECTORY=mcs "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 20
 expect_out "^litmus all: OK$"

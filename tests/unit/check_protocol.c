@@ -151,7 +151,7 @@ END_TEST
 
 START_TEST(test_dir_cas_pack)
 {
-    cm_dir_entry_t e = {0xabcdef, 0x00a00f, 17, CM_DIR_UNSAFE | CM_DIR_HOME_FIXED}, d;
+    cm_dir_entry_t e = {0xabcdef, 0x00a00f, 17, CM_DIR_UNSAFE | CM_DIR_HOME_FIXED, 0}, d;
     cm_dir_cas_unpack(cm_dir_cas_pack(&e), &d);
     ck_assert_uint_eq(d.sharers, e.sharers);
     ck_assert_uint_eq(d.writers, e.writers);
@@ -163,6 +163,38 @@ START_TEST(test_dir_cas_pack)
     ck_assert_uint_eq(d.flags, CM_DIR_BUSY);
     ck_assert_uint_eq(d.home, 23);
     ck_assert_uint_eq(cm_dir_cas_pack(&(cm_dir_entry_t){0}), 0); /* zero memory = uncached */
+    /* The tag: every value of it survives the word, beside the largest home. */
+    for (uint32_t t = 0; t <= CM_DIR_LEAVES_MASK; t++) {
+        e.leaves = t;
+        cm_dir_cas_unpack(cm_dir_cas_pack(&e), &d);
+        ck_assert_uint_eq(d.leaves, t);
+        ck_assert_uint_eq(d.home, 23);
+        ck_assert_uint_eq(d.flags, CM_DIR_BUSY);
+    }
+}
+END_TEST
+
+/* A writer that joins, writes and leaves does not leave the word as it found it; a reader does. */
+START_TEST(test_dir_cas_tag)
+{
+    cm_dir_entry_t e = {0x1, 0, 0, CM_DIR_HOME_FIXED, 0}, was;
+    cm_dir_effects_t fx;
+    uint64_t w0 = cm_dir_cas_pack(&e);
+
+    cm_dir_apply(&e, CM_DIR_JOIN, 2, 0, true, 8, &fx);
+    cm_dir_apply(&e, CM_DIR_LEAVE, 2, 0, true, 8, &fx);
+    ck_assert_uint_eq(cm_dir_cas_pack(&e), w0); /* a reader: nothing it could have written */
+    was = e;
+    for (uint32_t i = 1; i <= CM_DIR_LEAVES_MASK + 1; i++) {
+        cm_dir_apply(&e, CM_DIR_JOIN, 2, 0, true, 8, &fx);
+        cm_dir_apply(&e, CM_DIR_WRITE, 2, 0, true, 8, &fx);
+        cm_dir_apply(&e, CM_DIR_LEAVE, 2, 0, true, 8, &fx);
+        ck_assert_uint_eq(e.leaves, i & CM_DIR_LEAVES_MASK);
+        ck_assert_uint_eq(e.sharers, was.sharers);
+        if (i <= CM_DIR_LEAVES_MASK) {
+            ck_assert_uint_ne(cm_dir_cas_pack(&e), w0);
+        }
+    }
 }
 END_TEST
 
@@ -344,6 +376,7 @@ int main(void)
     tcase_add_test(tc, test_dir_transitions);
     tcase_add_test(tc, test_dir_unsafe_and_first_touch);
     tcase_add_test(tc, test_dir_cas_pack);
+    tcase_add_test(tc, test_dir_cas_tag);
     tcase_add_test(tc, test_wn_reserve);
     tcase_add_test(tc, test_merge_buffer);
     tcase_add_test(tc, test_heap);
