@@ -133,15 +133,21 @@ typedef struct {
     cm_dir_t       *dir;
     cm_dir_qnode_t *qnode;
     uint64_t       *words;
+    int            home;
 } cm_dir_handoff_t;
 
-/* The entry travels to the successor ahead of the lock: one latency per hand-off. */
+/* The entry travels to the successor ahead of the lock: one latency per hand-off. Our
+ * write-back completes at the home first: a successor linked before our release saw no swap
+ * of ours there, and its own write-back must not be overtaken by ours. */
 static cm_status_t cm_dir_mcs_handoff(int succ, void *arg)
 {
     cm_dir_handoff_t *h = arg;
     cm_status_t status;
 
-    status = cm_rma_put(h->dir->rma, succ, h->qnode->data, h->words, sizeof(h->qnode->data));
+    status = cm_rma_flush(h->dir->rma, h->home);
+    if (status == CM_OK) {
+        status = cm_rma_put(h->dir->rma, succ, h->qnode->data, h->words, sizeof(h->qnode->data));
+    }
     if (status == CM_OK) {
         status = cm_rma_fence(h->dir->rma);
     }
@@ -156,7 +162,7 @@ static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
     uint64_t *slot = cm_dir_slot(dir, page);
     cm_dir_qnode_t *q = (cm_dir_qnode_t *)(dir->seg.base + dir->seg.qnode);
     uint64_t me = (uint64_t)dir->rank + 1, pred = 0, words[3];
-    cm_dir_handoff_t handoff = {dir, q, words};
+    cm_dir_handoff_t handoff = {dir, q, words, home};
     cm_dir_entry_t e;
     cm_status_t status;
     bool leaving_writer;
@@ -202,18 +208,26 @@ static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
     }
     /* Under the lock only we move the version: bump before the entry changes. A joiner of an
      * unsafe page needs the version it joined at. */
-    if (status == CM_OK && (leaving_writer || (op == CM_DIR_JOIN && (e.flags & CM_DIR_UNSAFE)))) {
-        status = cm_rma_fadd(dir->rma, home, &slot[CM_DIR_VERSION_WORD], leaving_writer ? 1 : 0,
-                             &fx->version);
-        fx->version += leaving_writer ? 1 : 0;
+    if (status == CM_OK && leaving_writer) {
+        /* Nobody reads a leave's version: an add, fenced before the write-back to the same
+         * home, takes effect there first without a round trip of its own. */
+        status = cm_rma_add_nbi(dir->rma, home, &slot[CM_DIR_VERSION_WORD], 1);
+        if (status == CM_OK) {
+            status = cm_rma_fence(dir->rma);
+        }
+    } else if (status == CM_OK && op == CM_DIR_JOIN && (e.flags & CM_DIR_UNSAFE)) {
+        status = cm_rma_get(dir->rma, home, &fx->version, &slot[CM_DIR_VERSION_WORD],
+                            sizeof(fx->version));
     }
     cm_dir_entry_to_words(&e, words);
-    /* Write back, complete at the home before the lock can pass to anyone. */
+    /* Write back, fenced before the release's compare-and-swap on the tail at the same home:
+     * the swap's answer (free or handed on) comes after the entry is there, so whoever gets
+     * the lock next, from us or from the home, finds it without a flush of its own. */
     if (status == CM_OK) {
-        status = cm_rma_put(dir->rma, home, &slot[1], words, sizeof(words));
+        status = cm_rma_put_nbi(dir->rma, home, &slot[1], words, sizeof(words));
     }
     if (status == CM_OK) {
-        status = cm_rma_flush(dir->rma, home);
+        status = cm_rma_fence(dir->rma);
     }
     if (status == CM_OK) {
         status = cm_mcs_release(dir->rma, home, &slot[0], &q->q, cm_dir_mcs_handoff, &handoff,
