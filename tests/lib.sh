@@ -147,6 +147,14 @@ leave_slurm() {
 
 # Transports: shared memory only, or TCP only (over loopback unless a device is given).
 use_shm() { export UCX_TLS=posix,sysv,self; unset UCX_NET_DEVICES; }
+# netns_probe: whether two namespace hosts (experiments/lib/netns.sh) can be made here; made
+# and removed at once. Status 0: yes; 1: this machine cannot (no root, no namespaces, a chroot),
+# why on stdout; 2: it broke on the way, why on stdout.
+netns_probe() {
+    bash -c '. "$1/experiments/lib/netns.sh"; netns_up; rc=$?; netns_down
+             [ "$rc" = 0 ] || echo "$netns_why"; exit "$rc"' _ "$top_srcdir"
+}
+
 use_tcp() { export UCX_TLS=tcp; export UCX_NET_DEVICES=${1:-lo}; }
 
 # The variants of the table this machine can run (cm_info --variants), under the transports

@@ -52,8 +52,11 @@ expect_out '^paper: resuming: 19 of 24 runs already recorded'
 [ "$(tail -n +2 "$dir/runs.csv" | wc -l)" -eq 24 ] || fail "runs.csv does not hold 24 runs after resuming"
 
 note "across two hosts (--hosts netns): the link in the record and the report, no NH** variants, no sweeps"
-if [ "$(id -u)" != 0 ]; then
-    echo "SKIP (this part): --hosts netns needs root to create the hosts' namespaces"
+why=$(netns_probe); rc=$?
+if [ "$rc" = 1 ]; then
+    echo "SKIP (this part): --hosts netns cannot make two hosts here: $why"
+elif [ "$rc" != 0 ]; then
+    fail "--hosts netns: making the two hosts broke: $why"
 else
     (leave_slurm; unset UCX_TLS UCX_NET_DEVICES
      expect_ok "$PAPER" --quick --hosts netns --apps sor --variants "CHSM NHHM" --out "$home/h")
