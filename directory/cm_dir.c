@@ -411,16 +411,14 @@ bool cm_dir_seen_word(cm_dir_t *dir, uint64_t page, uint64_t *word)
     return *word != 0;
 }
 
-/* CAS form: page's entry as this process last saw it, without a round trip; false where there
- * is none. */
-static bool cm_dir_last_seen(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e)
+/* CAS form: page's entry as this process last saw it (the word into *w), without a round
+ * trip; false where there is none. */
+static bool cm_dir_last_seen(cm_dir_t *dir, uint64_t page, uint64_t *w, cm_dir_entry_t *e)
 {
-    uint64_t w;
-
-    if (!cm_dir_seen_word(dir, page, &w)) {
+    if (!cm_dir_seen_word(dir, page, w)) {
         return false;
     }
-    cm_dir_cas_unpack(w, e);
+    cm_dir_cas_unpack(*w, e);
     cm_dir_current(dir, e);
     return true;
 }
@@ -473,12 +471,8 @@ bool cm_dir_known_home(cm_dir_t *dir, uint64_t page, int *home, uint64_t *seen)
 {
     cm_dir_entry_t e;
 
-    if (!cm_dir_seen_word(dir, page, seen) || *seen == 0) {
-        return false;
-    }
-    cm_dir_cas_unpack(*seen, &e);
-    cm_dir_current(dir, &e);
-    if ((e.flags & (CM_DIR_HOME_FIXED | CM_DIR_BUSY)) != CM_DIR_HOME_FIXED) {
+    if (!cm_dir_last_seen(dir, page, seen, &e) ||
+        (e.flags & (CM_DIR_HOME_FIXED | CM_DIR_BUSY)) != CM_DIR_HOME_FIXED) {
         return false; /* BUSY: a first toucher may still be copying the page in */
     }
     *home = (int)e.home;
@@ -488,8 +482,9 @@ bool cm_dir_known_home(cm_dir_t *dir, uint64_t page, int *home, uint64_t *seen)
 bool cm_dir_is_writer(cm_dir_t *dir, uint64_t page)
 {
     cm_dir_entry_t e;
+    uint64_t w;
 
-    return cm_dir_last_seen(dir, page, &e) && (e.writers & (1ull << dir->rank)) != 0;
+    return cm_dir_last_seen(dir, page, &w, &e) && (e.writers & (1ull << dir->rank)) != 0;
 }
 
 cm_status_t cm_dir_read(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e, uint64_t *version)

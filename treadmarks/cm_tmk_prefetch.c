@@ -116,10 +116,49 @@ void cm_tmk_pf_fault(uint64_t p)
     }
 }
 
+/*
+ * Brings the invalid pages among list[0..n) up to date in one batch: their diff requests (and
+ * those of page `with`, if not UINT64_MAX, whose own access applies them) go out together,
+ * the replies are awaited once, and each page's diffs are applied in happened-before order as
+ * its access would (cm_tmk_validate then asks nothing). Each page brought is marked `mark` and
+ * counted in *count; the others are left unmarked. A diff its holder lacked: no page is
+ * brought, each one's access asks again (the creator).
+ */
+static cm_status_t tm_pf_bring(const uint32_t *list, uint32_t n, uint64_t with, uint8_t mark,
+                               uint64_t *count)
+{
+    cm_status_t status = CM_OK;
+
+    atomic_store(&cm_tmk.pending, 0);
+    cm_tmk.nmissing = 0;
+    if (with != UINT64_MAX && cm_tmk.pages[with].state == TM_INVALID) {
+        status = cm_tmk_validate_ask(with);
+    }
+    for (uint32_t i = 0; i < n && status == CM_OK; i++) {
+        if (cm_tmk.pages[list[i]].state == TM_INVALID) { /* not opened since (garbage collection) */
+            status = cm_tmk_validate_ask(list[i]);
+        }
+    }
+    cm_tmk_validate_wait();
+    for (uint32_t i = 0; i < n && status == CM_OK; i++) {
+        cm_tmk_page_t *pg = &cm_tmk.pages[list[i]];
+        pg->prefetch = TM_PF_NONE;
+        if (pg->state != TM_INVALID || cm_tmk.nmissing > 0) {
+            continue;
+        }
+        status = cm_tmk_validate(list[i]); /* every diff is here: applies them, asks nothing */
+        if (status == CM_OK) {
+            pg->prefetch = mark;
+            (*count)++;
+        }
+    }
+    cm_tmk.nmissing = 0;
+    return status;
+}
+
 cm_status_t cm_tmk_pf_acquired(void)
 {
     uint32_t n = cm_tmk.npf;
-    cm_status_t status = CM_OK;
 
     if (cm_tmk.pf_mode == CM_REFETCH_PAPER) {
         return CM_OK;
@@ -129,45 +168,19 @@ cm_status_t cm_tmk_pf_acquired(void)
     if (n == 0) {
         return CM_OK;
     }
-    atomic_store(&cm_tmk.pending, 0);
-    cm_tmk.nmissing = 0;
-    for (uint32_t i = 0; i < n && status == CM_OK; i++) {
-        uint64_t p = cm_tmk.pf_list[i];
-        if (cm_tmk.pages[p].state == TM_INVALID) { /* not opened since (garbage collection) */
-            status = cm_tmk_validate_ask(p);
-        }
-    }
-    cm_tmk_validate_wait();
-    /* A diff its holder lacked: the page's access asks again (the creator). */
-    for (uint32_t i = 0; i < n && status == CM_OK; i++) {
-        uint64_t p = cm_tmk.pf_list[i];
-        cm_tmk_page_t *pg = &cm_tmk.pages[p];
-        pg->prefetch = TM_PF_NONE;
-        if (pg->state != TM_INVALID || cm_tmk.nmissing > 0) {
-            continue;
-        }
-        status = cm_tmk_validate(p); /* every diff is here: applies them, asks nothing */
-        if (status == CM_OK) {
-            pg->prefetch = TM_PF_DONE;
-            cm_tmk.st.pages_refetched++;
-        }
-    }
-    cm_tmk.nmissing = 0;
-    return status;
+    return tm_pf_bring(cm_tmk.pf_list, n, UINT64_MAX, TM_PF_DONE, &cm_tmk.st.pages_refetched);
 }
 
 /*
  * Prefetch on a miss (CM_PREFETCH, the counterpart of Cashmere's, cm_prefetch.h): the diff
- * requests of the block's other invalid pages go out with the faulting page's, the replies are
- * awaited once, and each page's diffs are applied in happened-before order as its own access
- * would (cm_tmk_validate then asks nothing). Cold pages (never copied) are left to their
- * access: their manager's copy is a page, not a diff.
+ * requests of the block's other invalid pages go out with the faulting page's (tm_pf_bring).
+ * Cold pages (never copied) are left to their access: their manager's copy is a page, not a
+ * diff.
  */
 cm_status_t cm_tmk_pf_miss(uint64_t p)
 {
     uint32_t list[64], n = 0;
     uint64_t first;
-    cm_status_t status = CM_OK;
 
     if (cm_tmk.pf_block <= 1 || cm_tmk.np == 1) {
         return CM_OK;
@@ -182,25 +195,5 @@ cm_status_t cm_tmk_pf_miss(uint64_t p)
     if (n == 0) {
         return CM_OK;
     }
-    atomic_store(&cm_tmk.pending, 0);
-    cm_tmk.nmissing = 0;
-    if (cm_tmk.pages[p].state == TM_INVALID) {
-        status = cm_tmk_validate_ask(p);
-    }
-    for (uint32_t i = 0; i < n && status == CM_OK; i++) {
-        status = cm_tmk_validate_ask(list[i]);
-    }
-    cm_tmk_validate_wait();
-    if (status != CM_OK || cm_tmk.nmissing > 0) {
-        cm_tmk.nmissing = 0; /* a diff its holder lacked: each page's access asks again */
-        return status;
-    }
-    for (uint32_t i = 0; i < n && status == CM_OK; i++) {
-        status = cm_tmk_validate(list[i]); /* every diff is here: applies them, asks nothing */
-        if (status == CM_OK) {
-            cm_tmk.pages[list[i]].prefetch = TM_PF_MISS;
-            cm_tmk.st.pages_prefetched++;
-        }
-    }
-    return status;
+    return tm_pf_bring(list, n, p, TM_PF_MISS, &cm_tmk.st.pages_prefetched);
 }
