@@ -17,10 +17,11 @@ cm_status_t cm_barrier_wait(cm_barrier_t *b)
 
     for (int k = 0, dist = 1; dist < n && k < CM_BARRIER_ROUNDS; k++, dist <<= 1) {
         int to = (me + dist) % n;
-        uint64_t *flag = &b->flags[2 * k + (int)(epoch & 1)];
+        int w = 2 * k + (int)(epoch & 1);
+        uint64_t *flag = &b->flags[w];
 
         /* One way: the wait below progresses the worker, which sends it (cm_barrier.h). */
-        status = cm_rma_put_u64_nbi(b->rma, to, flag, epoch);
+        status = cm_rma_signal_u64(b->rma, to, flag, epoch, b->sent[w]);
         if (status != CM_OK) {
             return status;
         }

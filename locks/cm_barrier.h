@@ -13,7 +13,11 @@
  * overtaken: our put of epoch e+2 to a flag follows our completion of barrier
  * e+1, for which its target must have arrived at e+1, that is completed e and
  * so seen our put of e there. The caller's data is complete before (a
- * release flushes it); the barrier's own puts need not be.
+ * release flushes it); the barrier's own puts need not be, and are signals
+ * (cm_rma_signal_u64) that no later flush of the caller waits for either: the
+ * acquire after a barrier used to wait a round trip for their completion. The
+ * same argument keeps a signal's operand and reply words ours again by the
+ * time the flag's next epoch is sent.
  */
 #ifndef CM_BARRIER_H
 #define CM_BARRIER_H
@@ -30,6 +34,7 @@ typedef struct {
     cm_rma_t *rma;
     uint64_t *flags;  /* CM_BARRIER_WORDS words, same address in every process */
     uint64_t epoch;   /* barriers completed by this process */
+    uint64_t sent[CM_BARRIER_WORDS][2]; /* each flag's signal: operand and reply (cm_rma.h) */
 } cm_barrier_t;
 
 void cm_barrier_init(cm_barrier_t *b, cm_rma_t *rma, uint64_t *flags);

@@ -201,6 +201,14 @@ cm_status_t cm_rma_put_nbi(cm_rma_t *rma, int pe, void *addr, const void *src, s
  * Every word a peer waits on is written this way.
  */
 cm_status_t cm_rma_put_u64_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value);
+/*
+ * The same one-word store as a signal nobody flushes: no flush of ours waits for it (a flush
+ * is a round trip; a barrier's round is one one-way message). The caller keeps buf (two
+ * words: the operand and the reply through UCX) untouched until the store has landed at pe,
+ * which only the caller's own protocol can tell (locks/cm_barrier.h).
+ */
+cm_status_t cm_rma_signal_u64(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value,
+                              uint64_t buf[2]);
 cm_status_t cm_rma_get(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len);
 cm_status_t cm_rma_get_nbi(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len);
 

@@ -444,6 +444,33 @@ cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t valu
     return cm_rma_atomic_nbi(rma, UCP_ATOMIC_OP_SWAP, "atomic swap", pe, addr, value, old);
 }
 
+cm_status_t cm_rma_signal_u64(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value,
+                              uint64_t buf[2])
+{
+    ucp_request_param_t param = {0};
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, sizeof(uint64_t));
+
+    if (seg == NULL || ((uintptr_t)addr & 7) != 0) {
+        return CM_ERR_INVALID;
+    }
+    if (seg->rbase[pe] != NULL || cm_rma_atomic_here(rma, pe) || seg->kind != CM_RMA_SEG_ATOMIC ||
+        rma->delay.enabled) {
+        /* A store complete when issued; or injected delays, due at a flush as before. */
+        return cm_rma_put_u64_nbi(rma, pe, addr, value);
+    }
+    /* A swap lands as one store (cm_rma_put_u64_nbi); its operand and reply are the caller's,
+     * so it is neither stashed nor counted: no flush of ours waits for it. No fence settles
+     * first: nothing orders a signal after the operations issued before it. */
+    CM_RMA_COUNT(rma->stats.atomics, 1);
+    buf[0]             = value;
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
+    param.reply_buffer = &buf[1];
+    return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_SWAP, &buf[0], 1,
+                                                (uint64_t)(uintptr_t)addr, seg->rkeys[pe], &param),
+                              "atomic swap (signal)", pe);
+}
+
 cm_status_t cm_rma_cswap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t compare,
                              uint64_t value, uint64_t *old)
 {
