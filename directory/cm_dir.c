@@ -163,6 +163,7 @@ static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
     cm_dir_qnode_t *q = (cm_dir_qnode_t *)(dir->seg.base + dir->seg.qnode);
     uint64_t me = (uint64_t)dir->rank + 1, pred = 0, words[3];
     cm_dir_handoff_t handoff = {dir, q, words, home};
+    cm_rma_fetch_t lock_f = {0}, entry_f = {0};
     cm_dir_entry_t e;
     cm_status_t status;
     bool leaving_writer;
@@ -170,16 +171,21 @@ static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
     q->q.next   = 0;
     q->q.locked = 1;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    /* Lock and entry fetch in one round trip: the get is fenced behind the fetch-and-store. */
-    status = cm_rma_swap_nbi(dir->rma, home, &slot[0], me, &pred);
+    /* Lock and entry fetch in one round trip: the get is fenced behind the fetch-and-store.
+     * We wait for the two alone: a flush of the home also waits for our last write-back's
+     * acknowledgement, which nothing here needs (cm_rma.h). */
+    status = cm_rma_swap_fetch(dir->rma, home, &slot[0], me, &pred, &lock_f);
     if (status == CM_OK) {
         status = cm_rma_fence(dir->rma);
     }
     if (status == CM_OK) {
-        status = cm_rma_get_nbi(dir->rma, home, words, &slot[1], sizeof(words));
+        status = cm_rma_get_fetch(dir->rma, home, words, &slot[1], sizeof(words), &entry_f);
     }
     if (status == CM_OK) {
-        status = cm_rma_flush(dir->rma, home);
+        status = cm_rma_fetch_wait(dir->rma, &lock_f);
+    }
+    if (status == CM_OK) {
+        status = cm_rma_fetch_wait(dir->rma, &entry_f);
     }
     if (status != CM_OK) {
         return status;

@@ -226,6 +226,27 @@ cm_status_t cm_rma_cswap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t com
                              uint64_t value, uint64_t *old);
 
 /*
+ * A get or a fetch-and-store whose caller waits for it alone (cm_rma_fetch_wait) rather than
+ * flushing its target: over TCP a flush of an endpoint also waits for the acknowledgements of
+ * every put issued to it before (a directory update's lock and entry fetch took 63-78 us
+ * through a flush, 46-54 us waiting for its two requests). A flush completes it too. The
+ * handle is the caller's until the wait, which must come before dst or *old is read.
+ */
+typedef struct {
+    void       *req;     /* UCX's request; NULL once complete */
+    uint64_t   ready;    /* an injected delay's completion time (0: none) */
+    uint64_t   operand;  /* an atomic's operand, read by UCX until complete */
+    const char *what;
+    int        pe;
+} cm_rma_fetch_t;
+
+cm_status_t cm_rma_get_fetch(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len,
+                             cm_rma_fetch_t *f);
+cm_status_t cm_rma_swap_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value,
+                              uint64_t *old, cm_rma_fetch_t *f);
+cm_status_t cm_rma_fetch_wait(cm_rma_t *rma, cm_rma_fetch_t *f);
+
+/*
  * Operations issued after this to a rank take effect there after those issued
  * before, whichever path each takes: the first copy to or from directly mapped
  * memory after a fence waits for the UCX operations issued before it, and so does

@@ -479,6 +479,97 @@ cm_status_t cm_rma_cswap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t com
                              compare, old);
 }
 
+/* ---- fetches waited for alone (cm_rma.h) ---------------------------------- */
+
+static cm_status_t cm_rma_fetch_issued(cm_rma_t *rma, ucs_status_ptr_t req, uint64_t ready,
+                                       const char *what, int pe, cm_rma_fetch_t *f)
+{
+    if (UCS_PTR_IS_ERR(req)) {
+        cm_error("%s to rank %d failed: %s", what, pe, ucs_status_string(UCS_PTR_STATUS(req)));
+        return CM_ERR_TRANSPORT;
+    }
+    /* Counted like any other: a fence after it must know it is there (strong_fence). */
+    cm_rma_ucx_count(rma);
+    f->req   = req;
+    f->ready = ready;
+    f->what  = what;
+    f->pe    = pe;
+    return CM_OK;
+}
+
+cm_status_t cm_rma_get_fetch(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len,
+                             cm_rma_fetch_t *f)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, len);
+    cm_status_t status;
+    uint64_t ready;
+
+    f->req   = NULL;
+    f->ready = 0;
+    if (seg == NULL) {
+        return CM_ERR_INVALID;
+    }
+    if (seg->rbase[pe] != NULL) {
+        return cm_rma_get(rma, pe, dst, addr, len); /* a copy: complete when issued */
+    }
+    if ((status = cm_rma_fence_settle(rma, false)) != CM_OK) {
+        return status;
+    }
+    ready = cm_rma_delay_begin(rma, pe, len);
+    CM_RMA_COUNT(rma->stats.gets, 1);
+    CM_RMA_COUNT(rma->stats.bytes_got, len);
+    return cm_rma_fetch_issued(rma,
+                               ucp_get_nbx(rma->eps[pe], dst, len, (uint64_t)(uintptr_t)addr,
+                                           seg->rkeys[pe], &param),
+                               ready, "get", pe, f);
+}
+
+cm_status_t cm_rma_swap_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value,
+                              uint64_t *old, cm_rma_fetch_t *f)
+{
+    ucp_request_param_t param = {0};
+    cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, sizeof(uint64_t));
+    cm_status_t status;
+    uint64_t ready;
+
+    f->req   = NULL;
+    f->ready = 0;
+    if (seg == NULL) {
+        return CM_ERR_INVALID;
+    }
+    if (seg->kind != CM_RMA_SEG_ATOMIC || cm_rma_atomic_here(rma, pe)) {
+        return cm_rma_swap(rma, pe, addr, value, old); /* done at once, or its error */
+    }
+    if ((status = cm_rma_fence_settle(rma, false)) != CM_OK) {
+        return status;
+    }
+    f->operand         = value;
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
+    param.reply_buffer = old;
+    ready = cm_rma_delay_begin(rma, pe, sizeof(uint64_t));
+    CM_RMA_COUNT(rma->stats.atomics, 1);
+    return cm_rma_fetch_issued(rma,
+                               ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_SWAP, &f->operand, 1,
+                                                 (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
+                                                 &param),
+                               ready, "atomic swap", pe, f);
+}
+
+cm_status_t cm_rma_fetch_wait(cm_rma_t *rma, cm_rma_fetch_t *f)
+{
+    cm_status_t status = CM_OK;
+
+    if (f->req != NULL) {
+        status = cm_rma_req_wait(rma, f->req, f->what, f->pe);
+        f->req = NULL;
+    }
+    cm_rma_delay_until(rma, f->ready);
+    f->ready = 0;
+    return status;
+}
+
 cm_status_t cm_rma_fence(cm_rma_t *rma)
 {
     ucs_status_t st;

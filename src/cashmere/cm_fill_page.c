@@ -22,9 +22,11 @@
 #include "src/cashmere/cm_cm_int.h"
 
 static struct {
-    int64_t page; /* the page whose get is in flight (-1: none) */
-    int     home;
-} cm_fp = {-1, 0};
+    int64_t        page; /* the page whose get is in flight (-1: none) */
+    int            home;
+    cm_rma_fetch_t get;  /* waited for alone: a flush of the home would also wait for the
+                            acknowledgements of our forwarded stores there */
+} cm_fp = {-1, 0, {0}};
 
 static cm_status_t cm_fp_init(void)
 {
@@ -38,7 +40,7 @@ static cm_status_t cm_fp_early(uint64_t p, int home)
         cm_fp.home = -1; /* stale: it lands at map's flush, and map gets the page again */
         return CM_OK;
     }
-    CM_CHECK(cm_rma_get_nbi(cm_cm.rma, home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
+    CM_CHECK(cm_rma_get_fetch(cm_cm.rma, home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps, &cm_fp.get));
     cm_fp.page = (int64_t)p;
     cm_fp.home = home;
     return CM_OK;
@@ -54,10 +56,9 @@ static cm_status_t cm_fp_map(uint64_t p, int home, bool claimed_home, bool whole
 
     (void)whole; /* the whole page, always */
     if (cm_fp.page >= 0) {
-        /* Ours, right or not: it lands now (a stale one from wherever it went). */
-        CM_CHECK(cm_fp.home >= 0 ? cm_rma_flush(cm_cm.rma, cm_fp.home)
-                                 : cm_rma_flush_all(cm_cm.rma));
+        /* Ours, right or not: it lands now. */
         cm_fp.page = -1;
+        CM_CHECK(cm_rma_fetch_wait(cm_cm.rma, &cm_fp.get));
     }
     /* A page that just moved here was copied in while its entry was held (cm_cm_held). */
     if (!claimed_home && home != cm_cm.me) {

@@ -331,6 +331,32 @@ static void test_swap(void)
             MP_CHECK(v == initial || v < (uint64_t)np, "swap produced %" PRIu64, v);
             MP_CHECK(seen[v]++ == 0, "swap value %" PRIu64 " seen twice", v);
         }
+        *meta_word(W_SWAP) = initial;
+    }
+    barrier();
+
+    /* Again with the forms waited for alone (cm_rma_swap_fetch), a get of the same word
+     * fenced behind the swap: it must find some rank's value there, never the initial one. */
+    {
+        cm_rma_fetch_t fs, fg;
+        uint64_t after = initial;
+        MP_OK(cm_rma_swap_fetch(rma, 0, meta_word(W_SWAP), (uint64_t)me, &old, &fs));
+        MP_OK(cm_rma_fence(rma));
+        MP_OK(cm_rma_get_fetch(rma, 0, &after, meta_word(W_SWAP), sizeof(after), &fg));
+        MP_OK(cm_rma_fetch_wait(rma, &fg));
+        MP_OK(cm_rma_fetch_wait(rma, &fs));
+        MP_CHECK(after < (uint64_t)np, "a get fenced behind a swap read %" PRIu64, after);
+        MP_OK(cm_rma_put(rma, 0, meta_word(W_SWAP_OLDS + me), &old, sizeof(old)));
+        MP_OK(cm_rma_flush(rma, 0));
+    }
+    barrier();
+    if (me == 0) {
+        int seen[1001] = {0};
+        for (int r = 0; r <= np; r++) {
+            uint64_t v = (r < np) ? *meta_word(W_SWAP_OLDS + r) : *meta_word(W_SWAP);
+            MP_CHECK(v == initial || v < (uint64_t)np, "swap (fetch form) produced %" PRIu64, v);
+            MP_CHECK(seen[v]++ == 0, "swap value %" PRIu64 " seen twice (fetch form)", v);
+        }
     }
     barrier();
 }
