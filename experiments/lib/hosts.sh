@@ -50,7 +50,7 @@ exp_link() {
     local r
     # The run's own timeout: under emulation (the VM cluster) cm_bench takes minutes.
     if r=$(exp_link_probe "$4" "${prefix[@]}" timeout -k 10 "${timeout_s:-600}" "$CMRUN" -n 2 \
-            --hosts "${host_names[0]}:1,${host_names[1]}:1" "$CM_BENCH" --json --batches 5); then
+            --hosts "${host_names[0]}:1,${host_names[1]}:1" "$CM_BENCH" --json --link --batches 5); then
         links+=("$r")
         echo "link ($1): round trip ${r% *} us, bandwidth ${r#* } MB/s" >> "$2"
         echo "$3: link ($1): round trip ${r% *} us, bandwidth ${r#* } MB/s" >&2

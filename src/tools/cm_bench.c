@@ -433,7 +433,7 @@ static void cm_bench_floors(cm_bench_t *b)
 int main(int argc, char **argv)
 {
     cm_bench_t b;
-    bool json = false;
+    bool json = false, link = false;
     int target = -1, status;
     char transport[128];
     static const size_t lat_sizes[] = {8, 64, 4096};
@@ -442,7 +442,7 @@ int main(int argc, char **argv)
 
     memset(&b, 0, sizeof(b));
     b.batches = 9;
-    if ((status = cm_bench_options(argc, argv, &b.batches, &target, &json)) >= 0) {
+    if ((status = cm_bench_options(argc, argv, &b.batches, &target, &json, &link)) >= 0) {
         return status;
     }
 
@@ -494,6 +494,11 @@ int main(int argc, char **argv)
             }
         }
 
+        if (link) {
+            /* The link alone: the null round trip's reference and the two figures. */
+            cm_bench_latency(&b, "get", cm_get, ucx_get, 8);
+            goto link_figures;
+        }
         for (size_t i = 0; i < 3; i++) {
             cm_bench_latency(&b, "put + flush (remote completion)", cm_put, ucx_put, lat_sizes[i]);
         }
@@ -511,6 +516,7 @@ int main(int argc, char **argv)
                      b.iter, check);
         }
         cm_bench_latency(&b, "atomic fetch-and-add", cm_fadd, ucx_fadd, 8);
+    link_figures:
         {
             double rtt, unused;
             cm_bench_pair(&b, cm_am_rtt, NULL, 8, &rtt, &unused);
@@ -521,14 +527,16 @@ int main(int argc, char **argv)
             cm_bench_bandwidth(&b, "get bandwidth (16 in flight)", cm_get_bw, ucx_get_bw,
                                bw_sizes[i]);
         }
-        cm_bench_floors(&b);
+        if (!link) {
+            cm_bench_floors(&b);
+        }
     }
     cm_bench_check(cm_rma_barrier(b.rma), "barrier");
-    if (target != 0 && cm_rma_progress_thread_running(b.rma)) {
+    if (target != 0 && !link && cm_rma_progress_thread_running(b.rma)) {
         /* (Without the thread nobody serves a computing target: a TreadMarks run has one.) */
         cm_bench_busy_target(&b, (uint64_t *)(void *)(b.remote + max_bw - 64));
     }
-    if (cm_nprocs() > 1 && target != 0) {
+    if (cm_nprocs() > 1 && target != 0 && !link) {
         if (strcmp(cm_rt.proto->name, "treadmarks") == 0) {
             cm_bench_tmk(&b);
         } else {

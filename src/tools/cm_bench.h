@@ -67,6 +67,6 @@ void cm_bench_print(cm_bench_t *b, bool json, const char *transport);
 
 /* The options: batches and target set; returns -1 to go on, else the exit status (after
  * --help, --version or a bad option: one line). */
-int cm_bench_options(int argc, char **argv, int *batches, int *target, bool *json);
+int cm_bench_options(int argc, char **argv, int *batches, int *target, bool *json, bool *link);
 
 #endif

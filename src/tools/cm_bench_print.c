@@ -155,18 +155,21 @@ static int cm_bench_int(const char *s, int max)
     return (*s == '\0' || *end != '\0' || errno != 0 || v < 0 || v > max) ? -1 : (int)v;
 }
 
-int cm_bench_options(int argc, char **argv, int *batches, int *target, bool *json)
+int cm_bench_options(int argc, char **argv, int *batches, int *target, bool *json, bool *link)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             if (cm_bench_speaks()) {
-                printf("usage: cmrun -n P cm_bench [--json] [--batches N] [--target RANK]\n"
+                printf("usage: cmrun -n P cm_bench [--json] [--link] [--batches N] [--target RANK]\n"
                        "  microbenchmarks of the one-sided layer (next to UCX's own), the local "
                        "floors and the\n  protocol (next to the floors it is built from), under "
                        "the run's CM_PROTOCOL and CM_VARIANT\n"
                        "  --json         one JSON object (schema cashmere-bench/1, "
                        "docs/STATS.md) instead of the table\n"
+                       "  --link         only the link: get 8 B, the null message round trip and get "
+                       "bandwidth\n                 (what the scoreboard's link limit needs; "
+                       "seconds, where the whole takes minutes)\n"
                        "  --batches N    batches per figure, 1..%d (default 9): each figure is "
                        "their median\n"
                        "  --target RANK  the rank rank 0 measures against (default the last)\n"
@@ -181,6 +184,8 @@ int cm_bench_options(int argc, char **argv, int *batches, int *target, bool *jso
             return 0;
         } else if (strcmp(a, "--json") == 0) {
             *json = true;
+        } else if (strcmp(a, "--link") == 0) {
+            *link = true;
         } else if (strcmp(a, "--batches") == 0 || strcmp(a, "--target") == 0) {
             int v;
             if (i + 1 >= argc) {

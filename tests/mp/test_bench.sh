@@ -45,6 +45,12 @@ check_json 10
 expect_out '"message round trip, target computing", "size": 8, "unit": "us", "cm": [0-9]+\.[0-9]+, "ref": [0-9.]+, "ref_name": "target waiting"'
 expect_out '"direct_mapped": false, "progress_thread": true'
 
+note "TCP, --link: the scoreboard's link probe, only the rows it reads (and their reference)"
+expect_ok "$CMRUN" -n 2 "$CM_BENCH" --json --link --batches 1
+expect_out '"name": "message round trip \(null\)", "size": 8, "unit": "us", "cm": [0-9]+\.[0-9]+'
+expect_out '"name": "get bandwidth \(16 in flight\)", "size": 1048576, "unit": "MB/s", "cm": [0-9]+\.[0-9]+'
+[ "$(count_out '"name": ')" -eq 5 ] || fail "--link printed $(count_out '"name": ') rows, not 5"
+
 note "table, 4 ranks, with injected latency"
 use_shm
 expect_ok env CM_NET_LATENCY=20us "$CMRUN" -n 4 "$CM_BENCH" --batches 1
@@ -107,7 +113,7 @@ expect_out "^# cm_bench .*, protocol treadmarks$"
 note "--help, --version; a bad option is one line and exit 2"
 expect_version "$CM_BENCH" cm_bench
 expect_ok "$CM_BENCH" --help
-expect_out "^usage: cmrun -n P cm_bench \[--json\] \[--batches N\] \[--target RANK\]$"
+expect_out "^usage: cmrun -n P cm_bench \[--json\] \[--link\] \[--batches N\] \[--target RANK\]$"
 expect_out "^  --version "
 expect_ok "$CMRUN" -n 2 "$CM_BENCH" --help
 [ "$(count_out '^usage: ')" -eq 1 ] || fail "the usage printed more than once under cmrun"

@@ -12,6 +12,7 @@
 #   --bench   cm_bench next to ucx_perftest, then the scoreboard across the guests (one rank
 #             each; paper size; TreadMarks fault and scan, CHSM CHSN NSSN): Table 2 over verbs,
 #             written to /out (run.sh --keep DIR keeps it)
+#   --board   that scoreboard alone
 mode=${1:---short}
 export top_srcdir top_builddir
 . "$top_srcdir/tests/lib.sh"
@@ -57,7 +58,7 @@ expect_out "mp_rma: 2 ranks OK"
 grep -o '"transports": "[^"]*"' $stats | sort -u | sed 's/^/  /'
 grep -q '"transports": "[^"]*rc_verbs/rxe0:1' $stats || fail "the ranks did not reach each other over rc_verbs/rxe0:1"
 
-if [ "$mode" = --bench ]; then
+if [ "$mode" = --bench ] || [ "$mode" = --board ]; then
     cases="" settings=() layouts="" apps=""
 elif [ "$mode" = --short ]; then
     cases="msgpass counter barrier restore"
@@ -93,11 +94,11 @@ for app in $apps; do
     done
 done
 
-if [ "$mode" != --short ]; then
+if [ "$mode" = --long ] || [ "$mode" = --bench ]; then
     note "cm_bench next to ucx_perftest, the same guests (TCG: read the ratios)"
     CMRUN=$CMRUN CM_BENCH=$CM_BENCH "$top_srcdir/tests/vm/bench.sh" || fail "the benchmark table"
 fi
-if [ "$mode" = --bench ]; then
+if [ "$mode" = --bench ] || [ "$mode" = --board ]; then
     note "the scoreboard across the guests over verbs (${CMT_VM_APPS:=sor gauss water fft}, paper size)"
     # One watchdog for the whole board: every run has its own --timeout inside it.
     JOB_TIMEOUT=36000

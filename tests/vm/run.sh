@@ -15,6 +15,7 @@
 #               the nine apps at test size, cm_bench next to ucx_perftest (about an hour)
 #     --bench   cm_bench next to ucx_perftest and the scoreboard across the guests at paper size
 #               (the apps' Table 2 over verbs; CM_VM_APPS, CM_VM_REPS; an hour or more)
+#     --board   the scoreboard alone (cm_bench --link measures the link for its limits)
 #     --keep DIR   keep the consoles, the log and the benchmark tables in DIR
 #   CM_VM_CACHE, CM_VM_MIRROR: see mkimage.sh. CM_VM_SMP (2), CM_VM_MEM (3072 MiB) per guest.
 #   CM_VM_CMD: a shell command vm1 runs instead of guest.sh (in the build tree; vm2 serves ssh)
@@ -32,8 +33,9 @@ while [ $# -gt 0 ]; do
         --short) mode=short ;;
         --long)  mode=long ;;
         --bench) mode=bench ;;
+        --board) mode=board ;;
         --keep)  keep=$2; shift ;;
-        *) echo "run.sh: unknown argument '$1' (--short, --long, --bench, --keep DIR)" >&2; exit 2 ;;
+        *) echo "run.sh: unknown argument '$1' (--short, --long, --bench, --board, --keep DIR)" >&2; exit 2 ;;
     esac
     shift
 done
