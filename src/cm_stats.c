@@ -3,6 +3,8 @@
 #include "src/cm_stats.h"
 
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 __thread uint64_t *cm_stats_phase_acc __attribute__((tls_model("initial-exec")));
@@ -35,7 +37,7 @@ static void cm_stats_row_ms(FILE *out, const char *ns_name)
     fprintf(out, "%-22s", label);
 }
 
-void cm_stats_print_table(FILE *out, const cm_stats_t *per_proc, int nprocs, const char *header)
+static void cm_stats_table_to(FILE *out, const cm_stats_t *per_proc, int nprocs, const char *header)
 {
     cm_stats_t total;
     int shown = (nprocs <= 16) ? nprocs : 0; /* beyond 16 processes only the total fits */
@@ -65,4 +67,35 @@ void cm_stats_print_table(FILE *out, const cm_stats_t *per_proc, int nprocs, con
     CM_STATS_COUNTERS(CM_STATS_ROW_C)
 #undef CM_STATS_ROW_T
 #undef CM_STATS_ROW_C
+}
+
+/*
+ * The table goes out a whole line per write. Row by row, stderr (unbuffered) wrote each
+ * column on its own, and a launcher forwarding a rank's stdout and stderr through separate
+ * pipes once put a line of stdout ("litmus all: OK") inside a row of this table.
+ */
+void cm_stats_print_table(FILE *out, const cm_stats_t *per_proc, int nprocs, const char *header)
+{
+    char *buf = NULL, *line;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+
+    if (mem == NULL) {
+        cm_stats_table_to(out, per_proc, nprocs, header);
+        return;
+    }
+    cm_stats_table_to(mem, per_proc, nprocs, header);
+    if (fclose(mem) != 0 || buf == NULL) {
+        free(buf);
+        cm_stats_table_to(out, per_proc, nprocs, header);
+        return;
+    }
+    for (line = buf; *line != '\0';) {
+        char *nl = strchr(line, '\n');
+        size_t n = (nl != NULL) ? (size_t)(nl - line) + 1 : strlen(line);
+        fwrite(line, 1, n, out);
+        fflush(out);
+        line += n;
+    }
+    free(buf);
 }
