@@ -3,7 +3,8 @@
 # report.sh OUTDIR: REPORT.md (on stdout) of an experiments/paper study, from the CSVs in OUTDIR
 # (cells.csv, table2.csv, figN.csv and .meta, record.txt): the verdict table, one line per
 # finding of the paper, with the numbers it rests on; the figures; Table 2; what the machine
-# cannot show. A verdict is CONFIRMED, REFUTED or CANNOT TEST (with why).
+# cannot show. A verdict is CONFIRMED, REFUTED or CANNOT TEST (with why); in quick mode (test
+# size, single runs of milliseconds) CONFIRMED and REFUTED read "not meaningful (quick; reads X)".
 set -eu
 out=$1
 [ -s "$out/cells.csv" ] || { echo "report.sh: $out/cells.csv: missing or empty" >&2; exit 1; }
@@ -28,14 +29,25 @@ echo
 echo "Each line is one finding of the paper, tested on the runs of this study at $pfig processes"
 echo "unless it says otherwise. Times are medians of the repetitions; \`X/Y\` is X's time over Y's."
 echo
+quick=0
+case "$(rec mode)" in quick*) quick=1 ;; esac
+if [ $quick = 1 ]; then
+    echo "**Quick mode: these verdicts are not meaningful.** The runs are the test size, single runs"
+    echo "of milliseconds, where noise decides: each verdict says which way it would read, nothing"
+    echo "more. Run the full study (\`experiments/paper\`, without \`--quick\`) for verdicts."
+    echo
+fi
 echo "| # | finding of the paper | verdict | the numbers here |"
 echo "|---|---|---|---|"
 t2="$out/table2.csv"
 [ -s "$t2" ] || t2=/dev/null
-cat "$out/cells.csv" - "$t2" <<< "--table2--" | awk -F, -v P="$pfig" '
+cat "$out/cells.csv" - "$t2" <<< "--table2--" | awk -F, -v P="$pfig" -v Q=$quick '
 function has(a, s) { return ((a, s) in T) }
 function r2(x) { return sprintf("%.2f", x) }
-function row(n, f, v, why) { printf "| %s | %s | %s | %s |\n", n, f, v, why }
+function row(n, f, v, why) {
+    if (Q && (v == "CONFIRMED" || v == "REFUTED")) v = "not meaningful (quick; reads " v ")"
+    printf "| %s | %s | %s | %s |\n", n, f, v, why
+}
 function gm(x, k) { return k ? exp(x / k) : 0 }
 BEGIN { part = 1 }
 /^--table2--$/ { part = 2; next }

@@ -45,7 +45,7 @@ grep -q '>synchronization wait<' "$d/fig2.svg" || fail "fig2.svg has no breakdow
 grep -q '>NSHM<' "$d/fig8.svg" || fail "fig8.svg has no NSHM line"
 
 note "a verdict per finding, each the one the fixture implies"
-printf 'mode: quick; size: test; processes: 2 4 (figures at 2); repetitions: 3\ncpus: 2 (test)\n' > "$d/record.txt"
+printf 'mode: full; size: test; processes: 2 4 (figures at 2); repetitions: 3\ncpus: 2 (test)\n' > "$d/record.txt"
 "$lib/report.sh" "$d" > "$d/REPORT.md" || fail "report.sh failed"
 want="1 CONFIRMED|2 CONFIRMED|3 CONFIRMED|4 CONFIRMED|5 CONFIRMED|6a CONFIRMED|6b CONFIRMED|7a CONFIRMED|7b CONFIRMED|8 REFUTED"
 got=$(awk -F' [|] ' '/^\| [0-9]/ { sub(/^\| /, "", $1); printf "%s%s %s", (n++ ? "|" : ""), $1, $3 }' "$d/REPORT.md")
@@ -53,6 +53,15 @@ got=$(awk -F' [|] ' '/^\| [0-9]/ { sub(/^\| /, "", $1); printf "%s%s %s", (n++ ?
 grep -q 'TreadMarks/NHHM from 2.00 (mgrid) to 12.00 (gauss)' "$d/REPORT.md" || fail "finding 2 lacks its numbers"
 for f in 1 2 3 4 5 6 7 8; do grep -q "(fig$f.png)" "$d/REPORT.md" || fail "REPORT.md does not embed fig$f"; done
 grep -q '^| gauss | 2.24 | 5.80 | NHHM 1.000000 s | 12.00 | 6.00 | 12.00 |' "$d/REPORT.md" || fail "REPORT.md: Table 2 row of gauss"
+
+note "quick mode: every verdict labelled not meaningful, the way it would read kept"
+mkdir "$d/q" && cp "$d"/*.csv "$d"/*.meta "$d/q/" 2>/dev/null
+printf 'mode: quick; size: test; processes: 2 4 (figures at 2); repetitions: 1\ncpus: 2 (test)\n' > "$d/q/record.txt"
+"$lib/report.sh" "$d/q" > "$d/q/REPORT.md" || fail "report.sh failed in quick mode"
+grep -q '^\*\*Quick mode: these verdicts are not meaningful.\*\*' "$d/q/REPORT.md" || fail "quick REPORT.md lacks its warning"
+got=$(awk -F' [|] ' '/^\| [0-9]/ { sub(/^\| /, "", $1); printf "%s%s %s", (n++ ? "|" : ""), $1, $3 }' "$d/q/REPORT.md")
+want_q=$(echo "$want" | sed -E 's/ (CONFIRMED|REFUTED)/ not meaningful (quick; reads \1)/g')
+[ "$got" = "$want_q" ] || fail "quick verdicts: $got (expected $want_q)"
 
 note "a verdict follows the numbers: CHHM faster than NHHM on gauss refutes finding 3"
 sed 's/^\(gauss:CHHM:2:[^,]*,gauss,CHHM,2,0,0,[0-9],fixture,test,\)[0-9.]*/\10.500000/' "$runs" > "$d/runs2.csv"
