@@ -391,6 +391,14 @@ int main(int argc, char **argv)
                 }
             }
             if (c == t.ncolumns) {
+                /* A member's last name (nprocs for job.nprocs) is the likely slip: name it. */
+                for (c = 0; c < t.ncolumns; c++) {
+                    const char *dot = strrchr(t.columns[c], '.');
+                    if (dot != NULL && strlen(dot + 1) == n && strncmp(dot + 1, p, n) == 0) {
+                        cm_stats_die(2, "--columns: no column '%.*s' in these files (did you mean "
+                                     "%s?)", (int)n, p, t.columns[c]);
+                    }
+                }
                 cm_stats_die(2, "--columns: no column '%.*s' in these files (see cm_stats --help)",
                              (int)n, p);
             }

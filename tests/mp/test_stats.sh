@@ -108,6 +108,9 @@ for bad in "" "--bogus $tmp/a.json" "--columns" "-c nope $tmp/a.json"; do
     # shellcheck disable=SC2086
     expect_usage_error 30 "^cm_stats: .*\(see cm_stats --help\)$" "$STATS_TOOL" $bad
 done
+# A member's last name alone: the column it names.
+expect_usage_error 30 "^cm_stats: --columns: no column 'nprocs' in these files \(did you mean job\.nprocs\?\)$" \
+    "$STATS_TOOL" -c nprocs "$tmp/a.json"
 
 note "files it cannot use: one line naming the file, exit 1"
 head -c 300 "$tmp/a.json" > "$tmp/cut.json"
