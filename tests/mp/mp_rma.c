@@ -310,6 +310,20 @@ static void test_cswap_mutex(int iters)
     barrier();
 }
 
+/* Rank 0: the swaps' old values (gathered at W_SWAP_OLDS) and the final word are exactly
+ * {initial, 0..np-1}, each once. */
+static void swap_results_check(uint64_t initial, const char *form)
+{
+    if (me == 0) {
+        int seen[1001] = {0};
+        for (int r = 0; r <= np; r++) {
+            uint64_t v = (r < np) ? *meta_word(W_SWAP_OLDS + r) : *meta_word(W_SWAP);
+            MP_CHECK(v == initial || v < (uint64_t)np, "swap%s produced %" PRIu64, form, v);
+            MP_CHECK(seen[v]++ == 0, "swap value %" PRIu64 " seen twice%s", v, form);
+        }
+    }
+}
+
 /* Swap: the old values plus the final value are exactly {initial, 0..np-1}. */
 static void test_swap(void)
 {
@@ -324,13 +338,8 @@ static void test_swap(void)
     MP_OK(cm_rma_put(rma, 0, meta_word(W_SWAP_OLDS + me), &old, sizeof(old)));
     MP_OK(cm_rma_flush(rma, 0));
     barrier();
+    swap_results_check(initial, "");
     if (me == 0) {
-        int seen[1001] = {0};
-        for (int r = 0; r <= np; r++) {
-            uint64_t v = (r < np) ? *meta_word(W_SWAP_OLDS + r) : *meta_word(W_SWAP);
-            MP_CHECK(v == initial || v < (uint64_t)np, "swap produced %" PRIu64, v);
-            MP_CHECK(seen[v]++ == 0, "swap value %" PRIu64 " seen twice", v);
-        }
         *meta_word(W_SWAP) = initial;
     }
     barrier();
@@ -350,14 +359,7 @@ static void test_swap(void)
         MP_OK(cm_rma_flush(rma, 0));
     }
     barrier();
-    if (me == 0) {
-        int seen[1001] = {0};
-        for (int r = 0; r <= np; r++) {
-            uint64_t v = (r < np) ? *meta_word(W_SWAP_OLDS + r) : *meta_word(W_SWAP);
-            MP_CHECK(v == initial || v < (uint64_t)np, "swap (fetch form) produced %" PRIu64, v);
-            MP_CHECK(seen[v]++ == 0, "swap value %" PRIu64 " seen twice (fetch form)", v);
-        }
-    }
+    swap_results_check(initial, " (fetch form)");
     barrier();
 }
 
