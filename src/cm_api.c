@@ -28,6 +28,45 @@ static void cm_api_check(cm_status_t status, const char *fn)
     }
 }
 
+/* "48m", "1g": a size as CM_SHARED_SIZE takes it, rounded up to whole MiB. */
+static void cm_api_size_setting(uint64_t bytes, char *buf, size_t len)
+{
+    uint64_t mib = (bytes + (1u << 20) - 1) >> 20;
+
+    if (mib % 1024 == 0) {
+        snprintf(buf, len, "%" PRIu64 "g", mib / 1024);
+    } else {
+        snprintf(buf, len, "%" PRIu64 "m", mib);
+    }
+}
+
+/*
+ * The one line a researcher needs: what the collective heap holds and why (the region
+ * less the part CM_LOCAL_HEAP sets aside), and a CM_SHARED_SIZE that fits this request
+ * on top of what is in use (a page of slack for alignment).
+ */
+__attribute__((noreturn)) static void cm_api_heap_exhausted(size_t size)
+{
+    uint64_t page = cm_rt.page_size, heap = cm_rt.local_base;
+    uint64_t need = cm_rt.heap.in_use + (size + page - 1) / page * page + page;
+    uint64_t local = cm_rt.shared_size - heap, fit;
+    char have[32], set_aside[48], fits[32];
+
+    if (cm_rt.config.local_heap != 0) {
+        fit = need + cm_rt.config.local_heap;
+        snprintf(set_aside, sizeof(set_aside), "CM_LOCAL_HEAP");
+    } else {
+        fit = (need * 4 + 2) / 3; /* a quarter of the region goes to cm_malloc_local */
+        snprintf(set_aside, sizeof(set_aside), "a quarter, CM_LOCAL_HEAP's default");
+    }
+    cm_api_size_setting(cm_rt.shared_size, have, sizeof(have));
+    cm_api_size_setting(fit, fits, sizeof(fits));
+    cm_fatal(1, "cm_malloc(%zu): the shared heap is exhausted: %" PRIu64 " of its %" PRIu64
+             " bytes in use (CM_SHARED_SIZE=%s less %" PRIu64 " bytes for cm_malloc_local, %s); "
+             "CM_SHARED_SIZE=%s would fit this request", size, cm_rt.heap.in_use, heap, have,
+             local, set_aside, fits);
+}
+
 void *cm_malloc(size_t size)
 {
     uint64_t off;
@@ -41,8 +80,7 @@ void *cm_malloc(size_t size)
     status = cm_heap_alloc(&cm_rt.heap, size, &off);
     CM_RT_LEAVE();
     if (status == CM_ERR_NO_MEMORY) {
-        cm_fatal(1, "cm_malloc(%zu): the shared heap is exhausted (%" PRIu64 " of %zu bytes in "
-                 "use); raise CM_SHARED_SIZE", size, cm_rt.heap.in_use, (size_t)cm_rt.local_base);
+        cm_api_heap_exhausted(size);
     }
     cm_api_check(status, "cm_malloc");
     return (char *)cm_rt.shared_base + off;

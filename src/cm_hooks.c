@@ -75,6 +75,16 @@ CM_HOOK_EXPORT void __asan_init(void)
     }
 }
 
+/*
+ * The build, recorded in the binary: every cmcc link asks for this symbol (-u), which
+ * brings this object in (memcpy/memmove/memset and the registration below) even into a
+ * program with no instrumented store of its own. The runtime looks the name up, cmrun
+ * (cm_info --build) finds the text in the file: neither infers the build from the
+ * instrumentation a program happens to contain.
+ */
+__attribute__((visibility("default"))) extern const char cm_build_stores[];
+const char cm_build_stores[] = "CASHMERE_BUILD=stores";
+
 /* Inline-check objects have no module constructor calling __asan_init: register here. */
 __attribute__((constructor)) static void cm_hk_ctor(void)
 {

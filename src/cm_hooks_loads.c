@@ -7,5 +7,5 @@
  */
 #include "config.h"
 
-__attribute__((visibility("default"))) extern const int cm_hooks_loads;
-const int cm_hooks_loads = 1;
+__attribute__((visibility("default"))) extern const char cm_hooks_loads[];
+const char cm_hooks_loads[] = "CASHMERE_BUILD=accesses"; /* cm_info --build finds the text */

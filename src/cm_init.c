@@ -96,16 +96,14 @@ static int cm_rt_init(int *argc, char ***argv)
     }
     cm_rt.start_time = cm_wall_time();
 
-    /* Bad settings stop every rank before any work, each with the same one line. */
-    if (cm_config_load(&cm_rt.config, environ, err, sizeof(err)) != CM_OK) {
+    /* Bad settings and unknown CM_* names stop every rank before any work, each with the
+     * same one line (cmrun refuses them once, before it starts any rank). */
+    if (cm_config_load(&cm_rt.config, environ, err, sizeof(err)) != CM_OK ||
+        cm_config_unknown_line(environ, err, sizeof(err)) > 0) {
         cm_fatal(1, "%s", err);
     }
     cm_log_level = (cm_log_level_t)cm_rt.config.log_level;
     cm_ticks_calibrate();
-    /* cmrun has warned already. */
-    if (cm_log_get_rank() <= 0 && !cm_rt.config.checked) {
-        cm_config_check_unknown(environ, cm_config_warn_unknown, NULL);
-    }
     /* Joined already before main when stdin had to be shared (src/cm_preinit.c). */
     cm_rt.boot = cm_preinit.boot;
     cm_preinit.boot = NULL;

@@ -78,8 +78,7 @@ static cm_status_t cm_fl_init(void)
 
     if (dlsym(RTLD_DEFAULT, "cm_hooks_loads") == NULL) {
         cm_error("CM_VARIANT=%s checks loads in software, but this program was built without "
-                 "load checks: build it with cmcc --accesses (or run its .access binary; cmrun "
-                 "picks it)", vname);
+                 "load checks: build it with cmcc --accesses", vname);
         return CM_ERR_UNSUPPORTED;
     }
     if (cfg->line_size < 8 || cfg->line_size > cm_cm.ps ||

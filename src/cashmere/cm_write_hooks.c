@@ -38,6 +38,7 @@
 #include "src/cm_replica_heap.h"
 #include "src/cm_runtime.h"
 #include "src/cm_shadow.h"
+#include <dlfcn.h>
 
 #include <stdlib.h>
 
@@ -411,10 +412,11 @@ static cm_status_t cm_wh_init(void)
 
     memset(&cm_wh, 0, sizeof(cm_wh));
     cm_wh.merge = (cm_variants[cm_cm.variant].merge == CM_MERGE_BUFFER);
-    if (!cm_hooks_linked) {
+    /* The build the binary records (src/cm_hooks.c), whatever stores it happens to have. */
+    if (dlsym(RTLD_DEFAULT, "cm_build_stores") == NULL || !cm_hooks_linked) {
         cm_error("CM_VARIANT=%s forwards writes in software, but this program was built without "
-                 "the store hooks: build it with cmcc (or run its .hooks binary; cmrun picks it)",
-                 vname);
+                 "store checks: build it with cmcc%s", vname,
+                 (cm_variants[cm_cm.variant].build == CM_BUILD_ACCESSES) ? " --accesses" : "");
         return CM_ERR_UNSUPPORTED;
     }
     cm_wh.mb_entries = calloc(cfg->merge_lines ? cfg->merge_lines : 1, sizeof(cm_merge_entry_t));

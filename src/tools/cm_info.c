@@ -10,10 +10,14 @@
  *                      them on this machine (default N; 0: do not check this
  *                      machine), as cmrun does once before launching; prints
  *                      what cmrun needs to know as NAME=value lines
+ *   cm_info --build PROG
+ *                      the build PROG records (plain, stores, accesses): cmrun
+ *                      picks and refuses binaries by it
  *   cm_info --variants the variant table, one line per variant: whether this
  *                      machine can run it and the mechanism behind each letter
  *   cm_info --version  "cm_info (Cashmere-RMA) VERSION"
  */
+#define _GNU_SOURCE /* memmem */
 #include "config.h"
 #include "src/cm_check.h"
 #include "src/util/cm_build.h"
@@ -26,6 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <ucp/api/ucp.h>
 #include <unistd.h>
 #include <uct/api/uct.h>
@@ -36,13 +43,15 @@ static void cm_info_usage(FILE *out)
 {
     fprintf(out,
             "usage: cm_info [-c | --config | --check [-n N] [--local L] | --memory [-n N] | "
-            "--variants | -h | --version]\n"
+            "--build PROG | --variants | -h | --version]\n"
             "  (no option)   version, libraries, transports and one-sided mechanisms\n"
             "  -c, --config  every CM_* setting: type, default, documentation, current value\n"
             "  --check       check the CM_* environment for a job of N processes (default 1), L of\n"
             "                them on this machine (default N; 0: not this machine's memory and\n"
             "                files); exit 1 with one line on a problem, else print protocol=,\n"
             "                variant=, build= and suffix= lines (cmrun reads them)\n"
+            "  --build PROG  the build PROG records: plain (cc), stores (cmcc) or accesses\n"
+            "                (cmcc --accesses)\n"
             "  --memory      what the shared region (CM_SHARED_SIZE) costs each of N processes\n"
             "                (default 1): address space reserved, memory per page touched\n"
             "  --variants    the variant table, one line per variant:\n"
@@ -59,15 +68,29 @@ static int cm_info_bad(const char *what, const char *arg)
     return 2;
 }
 
-/* Loads the environment's settings; a bad value is a one-line error and exit 1. */
+/* Loads the environment's settings; a bad value or an unknown CM_* name is a one-line error
+ * and exit 1. */
 static void cm_info_load(cm_config_t *cfg)
+{
+    char err[512];
+
+    if (cm_config_load(cfg, environ, err, sizeof(err)) != CM_OK ||
+        cm_config_unknown_line(environ, err, sizeof(err)) > 0) {
+        cm_fatal(1, "%s", err);
+    }
+}
+
+/* The listing the unknown-name error points at: it lists, and warns. */
+static void cm_info_load_listing(cm_config_t *cfg)
 {
     char err[512];
 
     if (cm_config_load(cfg, environ, err, sizeof(err)) != CM_OK) {
         cm_fatal(1, "%s", err);
     }
-    cm_config_check_unknown(environ, cm_config_warn_unknown, NULL);
+    if (cm_config_unknown_line(environ, err, sizeof(err)) > 0) {
+        cm_warn("%s", err);
+    }
 }
 
 typedef struct {
@@ -76,6 +99,7 @@ typedef struct {
     int  tcp;
     char shm_names[128];
     char rdma_names[256];
+    char all_names[512]; /* every transport UCX offers here */
 } cm_info_caps_t;
 
 static void cm_info_append(char *buf, size_t len, const char *name)
@@ -137,6 +161,8 @@ static void cm_info_transports(cm_info_caps_t *caps, bool print)
             for (unsigned t = 0; t < ntls; t++) {
                 const char *name = tls[t].tl_name;
                 const char *kind;
+
+                cm_info_append(caps->all_names, sizeof(caps->all_names), name);
                 if ((md_attr.cap.flags & UCT_MD_FLAG_RKEY_PTR) &&
                     (md_attr.cap.flags & UCT_MD_FLAG_ALLOC)) {
                     kind = "shared memory, peers' memory directly mappable";
@@ -273,6 +299,117 @@ static void cm_info_summary(void)
     printf("\n`cm_info -c` lists every CM_* setting.\n");
 }
 
+/*
+ * UCX's transport names and its aliases for groups of them (ucp_context.c's
+ * table, UCX 1.10 to 1.17), with the members an alias stands for. A list may
+ * name transports this machine lacks when the job runs on other hosts; a name
+ * in none of these is a typo UCX would answer only after launch, with its raw
+ * "no usable transports" errors from every rank.
+ */
+static const struct {
+    const char *name;
+    const char *members; /* NULL: the name is a transport itself */
+} cm_info_ucx_names[] = {
+    {"all", ""},          {"self", NULL},       {"tcp", NULL},        {"posix", NULL},
+    {"sysv", NULL},       {"xpmem", NULL},      {"knem", NULL},       {"cma", NULL},
+    {"rc_verbs", NULL},   {"rc_mlx5", NULL},    {"ud_verbs", NULL},   {"ud_mlx5", NULL},
+    {"dc_mlx5", NULL},    {"rdmacm", NULL},     {"sockcm", NULL},     {"tcp_sockcm", NULL},
+    {"cuda_copy", NULL},  {"cuda_ipc", NULL},   {"gdr_copy", NULL},   {"rocm_copy", NULL},
+    {"rocm_ipc", NULL},   {"rocm_gdr", NULL},   {"ugni_rdma", NULL},  {"ugni_udt", NULL},
+    {"ugni_smsg", NULL},  {"ze_copy", NULL},    {"srd", NULL},
+    {"mm", "posix,sysv,xpmem"},
+    {"sm", "posix,sysv,xpmem,knem,cma"},
+    {"shm", "posix,sysv,xpmem,knem,cma"},
+    {"ib", "rc_verbs,rc_mlx5,ud_verbs,ud_mlx5,dc_mlx5"},
+    {"rc", "rc_verbs,rc_mlx5"},  {"rc_v", "rc_verbs"}, {"rc_x", "rc_mlx5"},
+    {"ud", "ud_verbs,ud_mlx5"},  {"ud_v", "ud_verbs"}, {"ud_x", "ud_mlx5"},
+    {"dc", "dc_mlx5"},           {"dc_x", "dc_mlx5"},
+    {"ugni", "ugni_smsg,ugni_udt,ugni_rdma"}, {"cuda", "cuda_copy,cuda_ipc,gdr_copy"},
+    {"rocm", "rocm_copy,rocm_ipc,rocm_gdr"},
+};
+
+/* Whether word is one of the comma-separated items of list. */
+static bool cm_info_in_list(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+
+    for (const char *p = list; (p = strstr(p, word)) != NULL; p += n) {
+        if ((p == list || p[-1] == ',' || p[-1] == ' ') &&
+            (p[n] == '\0' || p[n] == ',')) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * UCX_TLS as UCX will read it: every item a transport or alias UCX knows, and,
+ * where ranks run on this machine, at least one item usable here. Returns NULL
+ * or a one-line reason into err.
+ */
+static const char *cm_info_check_tls(const cm_info_caps_t *caps, bool here, char *err,
+                                     size_t len)
+{
+    const char *tls = getenv("UCX_TLS");
+    char buf[256], *tok, *save = NULL;
+    bool exclude, usable = false;
+    char here_names[512];
+
+    if (tls == NULL || *tls == '\0') {
+        return NULL;
+    }
+    snprintf(here_names, sizeof(here_names), "%s", caps->all_names);
+    exclude = (tls[0] == '^');
+    snprintf(buf, sizeof(buf), "%s", tls + (exclude ? 1 : 0));
+    for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+        char *aux = strstr(tok, ":aux");
+        const char *members = NULL, *best = NULL;
+        size_t best_d = (size_t)-1;
+        bool known = false;
+
+        if (aux != NULL && aux[4] == '\0') {
+            *aux = '\0';
+        }
+        for (size_t i = 0; i < sizeof(cm_info_ucx_names) / sizeof(cm_info_ucx_names[0]); i++) {
+            size_t d = cm_config_distance(tok, cm_info_ucx_names[i].name);
+            if (strcmp(tok, cm_info_ucx_names[i].name) == 0) {
+                known   = true;
+                members = cm_info_ucx_names[i].members;
+                break;
+            }
+            if (d < best_d) {
+                best_d = d;
+                best   = cm_info_ucx_names[i].name;
+            }
+        }
+        if (!known) {
+            snprintf(err, len, "UCX_TLS=%s: UCX has no transport '%s'%s%s%s; this machine "
+                     "offers %s (`cm_info` describes them)", tls, tok,
+                     (best_d <= strlen(tok) / 3 + 1) ? " (did you mean " : "",
+                     (best_d <= strlen(tok) / 3 + 1) ? best : "",
+                     (best_d <= strlen(tok) / 3 + 1) ? "?)" : "", here_names);
+            return err;
+        }
+        if (members == NULL) {
+            usable = usable || cm_info_in_list(here_names, tok);
+        } else if (members[0] == '\0') {
+            usable = true; /* all */
+        } else {
+            char m[128], *mt, *msave = NULL;
+            snprintf(m, sizeof(m), "%s", members);
+            for (mt = strtok_r(m, ",", &msave); mt != NULL; mt = strtok_r(NULL, ",", &msave)) {
+                usable = usable || cm_info_in_list(here_names, mt);
+            }
+        }
+    }
+    if (here && !exclude && !usable) {
+        snprintf(err, len, "UCX_TLS=%s: none of these transports is available on this machine, "
+                 "which offers %s (`cm_info` describes them)", tls, here_names);
+        return err;
+    }
+    return NULL;
+}
+
 /* A count argument: a non-negative decimal. */
 static bool cm_info_count(const char *s, int *out)
 {
@@ -293,8 +430,16 @@ static int cm_info_check(int nprocs, int local)
     cm_check_job_t job = {.nprocs = nprocs, .local_procs = local, .files = local > 0};
     bool cashmere;
     cm_build_kind_t build;
+    cm_info_caps_t caps = {0};
+    char err[768];
 
     cm_info_load(&cfg);
+    cm_info_transports(&caps, false);
+    if (cm_info_check_tls(&caps, local > 0, err, sizeof(err)) != NULL) {
+        cm_error("%s", err);
+        cm_config_release(&cfg);
+        return 1;
+    }
     job.address_budget = (local > 0) ? cm_check_address_budget() : 0;
     if (cm_check_job(&cfg, &job, (size_t)sysconf(_SC_PAGESIZE), NULL, NULL) != CM_OK) {
         cm_config_release(&cfg);
@@ -307,6 +452,68 @@ static int cm_info_check(int nprocs, int local)
            cm_variants[cfg.variant].name, cm_build_name(build), cm_build_suffix(build));
     cm_config_release(&cfg);
     return 0;
+}
+
+/*
+ * The build a binary records: cmcc links a marker string into it (src/cm_hooks.c,
+ * src/cm_hooks_loads.c), read here from the file, so neither a missing instrumented
+ * store nor a stripped symbol table changes the answer. -1 if the file cannot be read.
+ */
+static int cm_info_binary_build(const char *path, cm_build_kind_t *build)
+{
+    static const char tag[] = "CASHMERE_BUILD=";
+    struct stat st;
+    const char *p, *end;
+    void *map;
+    int fd = open(path, O_RDONLY);
+
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return -1;
+    }
+    map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+        return -1;
+    }
+    *build = CM_BUILD_PLAIN;
+    end = (const char *)map + st.st_size;
+    for (p = map; (p = memmem(p, (size_t)(end - p), tag, sizeof(tag) - 1)) != NULL;
+         p += sizeof(tag) - 1) {
+        const char *v = p + sizeof(tag) - 1;
+        if ((size_t)(end - v) >= sizeof("accesses") && memcmp(v, "accesses", 9) == 0) {
+            *build = CM_BUILD_ACCESSES;
+        } else if ((size_t)(end - v) >= sizeof("stores") && memcmp(v, "stores", 7) == 0 &&
+                   *build == CM_BUILD_PLAIN) {
+            *build = CM_BUILD_STORES;
+        }
+    }
+    munmap(map, (size_t)st.st_size);
+    return 0;
+}
+
+/* A program in a build tree is libtool's wrapper script; the binary is in .libs beside it. */
+static const char *cm_info_real_program(const char *path, char *buf, size_t len)
+{
+    char head[512];
+    const char *slash = strrchr(path, '/');
+    FILE *f = fopen(path, "r");
+    size_t n;
+
+    if (f == NULL) {
+        return path;
+    }
+    n = fread(head, 1, sizeof(head) - 1, f);
+    fclose(f);
+    head[n] = '\0';
+    if (n < 2 || memcmp(head, "#!", 2) != 0 || strstr(head, "Generated by libtool") == NULL) {
+        return path;
+    }
+    snprintf(buf, len, "%.*s.libs/%s", slash ? (int)(slash - path + 1) : 0, path,
+             slash ? slash + 1 : path);
+    return buf;
 }
 
 /* "1.5 GiB" */
@@ -380,6 +587,19 @@ int main(int argc, char **argv)
             mode = 3;
         } else if (strcmp(argv[i], "--memory") == 0) {
             mode = 4;
+        } else if (strcmp(argv[i], "--build") == 0) {
+            cm_build_kind_t build;
+            char path[4096];
+            if (i + 1 >= argc) {
+                return cm_info_bad("a program must follow", argv[i]);
+            }
+            if (cm_info_binary_build(cm_info_real_program(argv[i + 1], path, sizeof(path)),
+                                     &build) != 0) {
+                fprintf(stderr, "cm_info: cannot read '%s'\n", argv[i + 1]);
+                return 1;
+            }
+            printf("%s\n", cm_build_name(build));
+            return 0;
         } else if (strcmp(argv[i], "-n") == 0 || strcmp(argv[i], "--local") == 0) {
             if (i + 1 >= argc) {
                 return cm_info_bad("a count must follow", argv[i]);
@@ -403,7 +623,7 @@ int main(int argc, char **argv)
 
     switch (mode) {
     case 1:
-        cm_info_load(&cfg);
+        cm_info_load_listing(&cfg);
         cm_config_dump(stdout, &cfg);
         cm_config_release(&cfg);
         return 0;

@@ -28,7 +28,7 @@ static const char *const cm_config_type_names[] = {
     [CM_CFG_STRING] = "string", [CM_CFG_UINT] = "unsigned", [CM_CFG_OUTPUT] = "output",
 };
 
-static size_t cm_config_distance(const char *a, const char *b);
+
 
 static void cm_config_err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -270,32 +270,58 @@ static int cm_config_list_len(const char *values)
     return (int)((n > 0 && values[n - 1] == '|') ? n - 1 : n);
 }
 
-/* Index of str in a "a|b|c" list (case-insensitive), or -1. */
+/* Index of str in a "a|b|c" list, or -1. */
 static int cm_config_keyword(const char *values, const char *str)
 {
     size_t n, len = strlen(str);
     const char *p;
 
     for (int i = 0; (p = cm_config_keyword_at(values, i, &n)) != NULL; i++) {
-        if (n == len && strncasecmp(p, str, n) == 0) {
+        if (n == len && strncmp(p, str, n) == 0) {
             return i;
         }
     }
     return -1;
 }
 
+/*
+ * Keywords match exactly: CM_VARIANT=chsn is refused with the spelling that is
+ * meant, so a job's records, scripts and figures only ever see one name for it.
+ */
 static cm_status_t cm_config_parse_enum(const char *name, const char *values, const char *str,
                                         int *out, char *err, size_t errlen)
 {
     int index = cm_config_keyword(values, str);
+    const char *p, *best = NULL;
+    size_t n, best_n = 0, best_d = (size_t)-1;
+    char word[64];
 
-    if (index < 0) {
+    if (index >= 0) {
+        *out = index;
+        return CM_OK;
+    }
+    for (int i = 0; (p = cm_config_keyword_at(values, i, &n)) != NULL; i++) {
+        size_t d;
+        if (n == 0 || n >= sizeof(word)) {
+            continue;
+        }
+        memcpy(word, p, n);
+        word[n] = '\0';
+        d = cm_config_distance(str, word);
+        if (d < best_d) {
+            best_d = d;
+            best = p;
+            best_n = n;
+        }
+    }
+    if (best != NULL && best_d <= strlen(str) / 3 + 1) {
+        cm_config_err(err, errlen, "%s='%s' is not one of %.*s (did you mean %s=%.*s?)", name,
+                      str, cm_config_list_len(values), values, name, (int)best_n, best);
+    } else {
         cm_config_err(err, errlen, "%s='%s' is not one of %.*s", name, str,
                       cm_config_list_len(values), values);
-        return CM_ERR_INVALID;
     }
-    *out = index;
-    return CM_OK;
+    return CM_ERR_INVALID;
 }
 
 /*
@@ -382,8 +408,25 @@ cm_status_t cm_config_parse(const cm_config_entry_t *e, const char *str, void *d
     cm_status_t status;
 
     switch (e->type) {
-    case CM_CFG_SIZE:
-        return cm_config_parse_size(e->name, str, dst, err, errlen);
+    case CM_CFG_SIZE: {
+        /* The row's "min.." is the least the code behind it can use; below it, a bare
+         * number is almost always a forgotten unit (CM_SHARED_SIZE=16 meant 16g). */
+        size_t min = 0;
+        char lo[32];
+        status = cm_config_parse_size(e->name, str, dst, err, errlen);
+        if (status != CM_OK || e->values == NULL || sscanf(e->values, "%31[^.]..", lo) != 1 ||
+            cm_config_parse_size(e->name, lo, &min, NULL, 0) != CM_OK || *(size_t *)dst >= min) {
+            return status;
+        }
+        if (str[strspn(str, "0123456789 ")] == '\0') {
+            cm_config_err(err, errlen, "%s='%s' is %zu bytes, less than the least (%s): a size "
+                          "without a unit is bytes; add one, e.g. %s=%sg", e->name, str,
+                          *(size_t *)dst, lo, e->name, str + strspn(str, " "));
+        } else {
+            cm_config_err(err, errlen, "%s='%s' is less than the least (%s)", e->name, str, lo);
+        }
+        return CM_ERR_INVALID;
+    }
     case CM_CFG_TIME:
         return cm_config_parse_time(e->name, str, dst, err, errlen);
     case CM_CFG_BANDWIDTH:
@@ -476,7 +519,7 @@ void cm_config_release(cm_config_t *cfg)
 }
 
 /* Levenshtein distance, case-insensitive (names are short: a row of ints). */
-static size_t cm_config_distance(const char *a, const char *b)
+size_t cm_config_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     size_t row[64], prev, tmp;
@@ -523,6 +566,25 @@ const char *cm_config_suggest(const char *name)
     return (best_d <= limit) ? best : NULL;
 }
 
+/*
+ * CM_* names the project's scripts read, not the library: the experiments', the
+ * tests' and the virtual machines'. They pass through a job's environment.
+ */
+static const char *const cm_config_tool_names[] = {"CM_RESULTS_DIR", "CM_BENCH", "CM_VM_*",
+                                                   "CM_DEB_*", NULL};
+
+bool cm_config_is_tool_name(const char *name)
+{
+    for (size_t i = 0; cm_config_tool_names[i] != NULL; i++) {
+        const char *t = cm_config_tool_names[i];
+        size_t n = strlen(t);
+        if ((t[n - 1] == '*') ? (strncmp(name, t, n - 1) == 0) : (strcmp(name, t) == 0)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 int cm_config_check_unknown(char *const *envp,
                             void (*warn)(const char *name, const char *suggestion, void *arg),
                             void *arg)
@@ -542,7 +604,7 @@ int cm_config_check_unknown(char *const *envp,
         }
         memcpy(name, *envp, n);
         name[n] = '\0';
-        if (cm_config_find(name) == NULL) {
+        if (cm_config_find(name) == NULL && !cm_config_is_tool_name(name)) {
             count++;
             if (warn != NULL) {
                 warn(name, cm_config_suggest(name), arg);
@@ -552,14 +614,36 @@ int cm_config_check_unknown(char *const *envp,
     return count;
 }
 
-void cm_config_warn_unknown(const char *name, const char *suggestion, void *arg)
+typedef struct {
+    char  *buf;
+    size_t len;
+    int    count;
+} cm_config_unknown_acc_t;
+
+static void cm_config_unknown_add(const char *name, const char *suggestion, void *arg)
 {
-    (void)arg;
-    if (suggestion != NULL) {
-        cm_warn("unknown setting %s ignored (did you mean %s?)", name, suggestion);
-    } else {
-        cm_warn("unknown setting %s ignored (`cm_info -c` lists every setting)", name);
+    cm_config_unknown_acc_t *acc = arg;
+    size_t used = strlen(acc->buf);
+
+    if (used + 1 >= acc->len) {
+        return;
     }
+    snprintf(acc->buf + used, acc->len - used, "%s%s%s%s%s", (acc->count++ > 0) ? ", " : "", name,
+             suggestion ? " (did you mean " : "", suggestion ? suggestion : "",
+             suggestion ? "?)" : "");
+}
+
+int cm_config_unknown_line(char *const *envp, char *buf, size_t len)
+{
+    char names[384] = "";
+    cm_config_unknown_acc_t acc = {names, sizeof(names), 0};
+    int count = cm_config_check_unknown(envp, cm_config_unknown_add, &acc);
+
+    if (count > 0) {
+        cm_config_err(buf, len, "unknown setting%s %s; `cm_info -c` lists every setting",
+                      (count > 1) ? "s" : "", names);
+    }
+    return count;
 }
 
 void cm_config_format(const cm_config_entry_t *e, const void *src, char *buf, size_t len)

@@ -102,8 +102,19 @@ int cm_config_check_unknown(char *const *envp,
                             void (*warn)(const char *name, const char *suggestion, void *arg),
                             void *arg);
 
-/* A cm_config_check_unknown callback that logs one warning line per unknown name. */
-void cm_config_warn_unknown(const char *name, const char *suggestion, void *arg);
+/*
+ * The unknown CM_* names of envp as one error line in buf ("unknown setting
+ * CM_VARIENT (did you mean CM_VARIANT?); ..."). Returns their count; 0 leaves
+ * buf alone. A name is an error: a misspelled setting would run another
+ * experiment than the one asked for.
+ */
+int cm_config_unknown_line(char *const *envp, char *buf, size_t len);
+
+/* Whether name is read by the project's scripts (CM_RESULTS_DIR, CM_VM_*, ...). */
+bool cm_config_is_tool_name(const char *name);
+
+/* Edit distance of two short words, ignoring case ((size_t)-1 past 63 characters). */
+size_t cm_config_distance(const char *a, const char *b);
 
 /* The valid name nearest to name by edit distance, or NULL if none is close. */
 const char *cm_config_suggest(const char *name);

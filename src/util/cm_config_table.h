@@ -9,8 +9,8 @@
  * The table generates the cm_config_t struct, the parser loop, the
  * unknown-name check and the `cm_info -c` dump. values: ENUM "a|b|c" in the
  * same order as the C enums in cm_config.h; UINT an optional range "min..max"
- * (what the code behind it can take); OUTPUT the keywords accepted besides a
- * file path.
+ * (what the code behind it can take); SIZE an optional least value "min..";
+ * OUTPUT the keywords accepted besides a file path.
  */
 #ifndef CM_CONFIG_TABLE_H
 #define CM_CONFIG_TABLE_H
@@ -26,7 +26,7 @@
       "Least severe message printed by the runtime.") \
     _(shared_base, SHARED_BASE, ADDR, "0x200000000000", NULL, "runtime", \
       "Virtual address of the shared region, identical in every process. Must be page aligned and free.") \
-    _(shared_size, SHARED_SIZE, SIZE, "64g", NULL, "runtime", \
+    _(shared_size, SHARED_SIZE, SIZE, "64g", "64k..", "runtime", \
       "Size of the shared region (the most the shared heap can hold). Address space: reserved whole " \
       "in every process, with its metadata; memory is committed only for the pages a process " \
       "touches (`cm_info --memory` says what a size costs). Registered with the network once; " \

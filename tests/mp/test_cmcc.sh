@@ -90,14 +90,82 @@ for variant in NSSN NSHM; do
     [ "$(count_out 'VERIFY OK, message .written through a libc call.$')" -eq 3 ] || fail "$variant: wrong sums"
 done
 run "$JOB_TIMEOUT" env CM_VARIANT=NSSN "$CMRUN" -n 2 "$tmp/sum"
+[ "$rc" -eq 1 ] || fail "a build without load checks ran under NSSN"
+[ "$(count_out "^cmrun: error: CM_VARIANT=NSSN checks loads and stores in software, but $tmp/sum was built with store checks only \(cmcc without --accesses\): rebuild it with cmcc --accesses$")" -eq 1 ] ||
+    fail "not one line from cmrun with the remedy"
+[ "$(printf '%s\n' "$out" | grep -c .)" -eq 1 ] || fail "more than one line: a rank started?"
+note "... and without cmrun, the process itself"
+run "$JOB_TIMEOUT" env CM_VARIANT=NSSN "$tmp/sum"
 [ "$rc" -ne 0 ] || fail "a build without load checks ran under NSSN"
-expect_out "CM_VARIANT=NSSN checks loads in software, but this program was built without load checks"
+expect_out "CM_VARIANT=NSSN checks loads in software, but this program was built without load checks: build it with cmcc --accesses$"
 expect_fail env CMCC_CHECKS=callback "$CMCC" --accesses "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/y"
 expect_out "cmcc: error: --accesses needs CMCC_CHECKS=inline"
 
-note "the same source built plain is refused under CHSM with a clear message"
+note "the same source built plain is refused by cmrun, once, with the one remedy for the variant"
 expect_ok cc "${build[@]}" "$top_srcdir/tests/cmcc/sum.c" -o "$tmp/plain" -lcashmere
-run "$JOB_TIMEOUT" "$CMRUN" -n 2 "$tmp/plain"
-[ "$rc" -ne 0 ] || fail "plain binary ran under CHSM"
-expect_out "built without the store hooks: build it with cmcc"
+"$CM_INFO" --build "$tmp/plain" | grep -qx plain || fail "cm_info --build: a cc binary is not plain"
+for v in "CHSM:forwards writes in software:cmcc" "NSSN:checks loads and stores in software:cmcc --accesses"; do
+    run "$JOB_TIMEOUT" env CM_VARIANT="${v%%:*}" "$CMRUN" -n 4 "$tmp/plain"
+    [ "$rc" -eq 1 ] || fail "plain binary ran under ${v%%:*}"
+    want="^cmrun: error: CM_VARIANT=${v%%:*} $(echo "$v" | cut -d: -f2), but $tmp/plain was built without cmcc \(no checks\): rebuild it with $(echo "$v" | cut -d: -f3)$"
+    [ "$(count_out "$want")" -eq 1 ] || fail "${v%%:*}: not the one line"
+    [ "$(printf '%s\n' "$out" | grep -c .)" -eq 1 ] || fail "${v%%:*}: more than one line: a rank started?"
+done
+
+note "shared heap exhausted: the message says where the region went and a size that fits"
+cat > "$tmp/big.c" <<'EOF2'
+#include <cm.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+    cm_init(&argc, &argv);
+    size_t n = (size_t)strtoull(argv[1], NULL, 0);
+    char *p = cm_malloc(n);
+    if (cm_rank() == 0)
+        p[n - 1] = 1;
+    cm_barrier();
+    printf("rank %d: allocated %zu bytes\n", cm_rank(), n);
+    cm_finalize();
+    return 0;
+}
+EOF2
+expect_ok "$CMCC" "${build[@]}" "$tmp/big.c" -o "$tmp/big"
+for local in "" 1m; do
+    run "$JOB_TIMEOUT" env CM_SHARED_SIZE=64m ${local:+CM_LOCAL_HEAP=$local} "$CMRUN" -n 2 "$tmp/big" 67108864
+    [ "$rc" -ne 0 ] || fail "64 MiB fit in a 64 MiB region with its local part"
+    expect_out "cm_malloc\(67108864\): the shared heap is exhausted: 0 of its [0-9]+ bytes in use \(CM_SHARED_SIZE=64m less [0-9]+ bytes for cm_malloc_local, "
+    fit=$(printf '%s\n' "$out" | sed -n 's/.*CM_SHARED_SIZE=\([0-9]*[mg]\) would fit this request$/\1/p' | head -1)
+    [ -n "$fit" ] || fail "no size that fits suggested"
+    note "... CM_SHARED_SIZE=$fit${local:+ with CM_LOCAL_HEAP=$local}, as suggested, fits"
+    expect_ok env CM_SHARED_SIZE="$fit" ${local:+CM_LOCAL_HEAP=$local} "$CMRUN" -n 2 "$tmp/big" 67108864
+    [ "$(count_out '^rank [01]: allocated 67108864 bytes$')" -eq 2 ] || fail "the suggested size did not fit"
+done
+
+note "the build is read from the binary: a cmcc program with no instrumented store runs under CHSM"
+# All its shared writes go through memcpy (interposed by the hooks): the compiler emits no
+# checked store at all, yet the binary records its build and gets the hooks.
+cat > "$tmp/nostore.c" <<'EOF2'
+#include <cm.h>
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+    cm_init(&argc, &argv);
+    char *s = cm_malloc(64);
+    if (cm_rank() == 0)
+        memcpy(s, "via memcpy", 11);
+    cm_barrier();
+    printf("rank %d reads '%s'\n", cm_rank(), s);
+    cm_finalize();
+    return 0;
+}
+EOF2
+expect_ok "$CMCC" "${build[@]}" "$tmp/nostore.c" -o "$tmp/nostore"
+"$CM_INFO" --build "$tmp/nostore" | grep -qx stores || fail "cm_info --build: not stores"
+"$CM_INFO" --build "$tmp/sumacc" | grep -qx accesses || fail "cm_info --build: not accesses"
+for variant in CHSM CHSN; do
+    expect_ok env CM_VARIANT=$variant "$CMRUN" -n 2 "$tmp/nostore"
+    [ "$(count_out "^rank [01] reads 'via memcpy'$")" -eq 2 ] || fail "$variant: the memcpy'd write was not seen"
+done
 echo "PASS"

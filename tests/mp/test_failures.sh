@@ -30,13 +30,55 @@ else
     echo "SKIP (part): mpirun not installed, per-rank error check not run"
 fi
 
-note "misspelled setting: one warning naming the right one (not one from cmrun and one from rank 0), and the job runs"
-expect_ok env CM_NET_LATENCYY=1us "$CMRUN" -n 2 "$MP/mp_init" info
-expect_out "unknown setting CM_NET_LATENCYY ignored \(did you mean CM_NET_LATENCY\?\)"
-[ "$(count_out 'unknown setting CM_NET_LATENCYY')" -eq 1 ] || fail "the warning is not printed exactly once"
-note "... and once without cmrun"
-expect_ok env CM_NET_LATENCYY=1us "$MP/mp_init.hooks" info
-[ "$(count_out 'unknown setting CM_NET_LATENCYY')" -eq 1 ] || fail "the warning is not printed exactly once"
+note "misspelled setting: refused by cmrun in one line naming the right one, no rank started"
+for bad in "CM_NET_LATENCYY=1us:CM_NET_LATENCYY (did you mean CM_NET_LATENCY?)" \
+           "CM_VARIENT=CHSN:CM_VARIENT (did you mean CM_VARIANT?)"; do
+    run $QUICK env "${bad%%:*}" "$CMRUN" -n 2 "$MP/mp_init" info
+    [ "$rc" -eq 1 ] || fail "${bad%%:*}: exit status $rc"
+    [ "$(printf '%s\n' "$out" | grep -cxF "cashmere: error: unknown setting ${bad#*:}; \`cm_info -c\` lists every setting")" -eq 1 ] ||
+        fail "${bad%%:*}: not exactly one line naming the right setting"
+    [ "$(printf '%s\n' "$out" | grep -c .)" -eq 1 ] || fail "${bad%%:*}: more than one line"
+    [ "$(count_out '^rank [0-9]+ of ')" -eq 0 ] || fail "${bad%%:*}: a rank ran"
+done
+note "... a tool's variable (CM_RESULTS_DIR, CM_VM_*) is no setting and no error"
+expect_ok env CM_RESULTS_DIR=/nonexistent CM_VM_REPS=1 "$CMRUN" -n 2 "$MP/mp_init.hooks" info
+note "... and without cmrun the process refuses it itself"
+run $QUICK env CM_NET_LATENCYY=1us "$MP/mp_init.hooks" info
+[ "$rc" -eq 1 ] || fail "exit status $rc"
+[ "$(count_out 'unknown setting CM_NET_LATENCYY')" -eq 1 ] || fail "the error is not printed exactly once"
+note "... cm_info -c, which the error points at, lists the settings and warns"
+expect_ok env CM_NET_LATENCYY=1us "$CM_INFO" -c
+expect_out "warning: unknown setting CM_NET_LATENCYY"
+expect_out "^CM_NET_LATENCY="
+
+note "a variant in the wrong case: refused with the right spelling"
+run $QUICK env CM_VARIANT=chsn "$CMRUN" -n 2 "$MP/mp_init.hooks" info
+[ "$rc" -eq 1 ] || fail "exit status $rc"
+[ "$(count_out "^cashmere: error: CM_VARIANT='chsn' is not one of .* \(did you mean CM_VARIANT=CHSN\?\)$")" -eq 1 ] ||
+    fail "not one line with the right spelling"
+[ "$(count_out '^rank [0-9]+ of ')" -eq 0 ] || fail "a rank ran"
+
+note "a transport list UCX cannot use: refused before launch, naming what is here"
+run $QUICK env UCX_TLS=tpc "$CMRUN" -n 2 "$MP/mp_init.hooks" info
+[ "$rc" -eq 1 ] || fail "UCX_TLS=tpc: exit status $rc"
+[ "$(count_out "^cashmere: error: UCX_TLS=tpc: UCX has no transport 'tpc' \(did you mean tcp\?\); this machine offers .*tcp")" -eq 1 ] ||
+    fail "UCX_TLS=tpc: not one line suggesting tcp"
+[ "$(printf '%s\n' "$out" | grep -c .)" -eq 1 ] || fail "UCX_TLS=tpc: more than one line (UCX's own errors?)"
+if ! "$CM_INFO" | grep -q "rc_verbs"; then
+    run $QUICK env UCX_TLS=rc_verbs "$CMRUN" -n 2 "$MP/mp_init.hooks" info
+    [ "$rc" -eq 1 ] || fail "UCX_TLS=rc_verbs without a device: exit status $rc"
+    expect_out "^cashmere: error: UCX_TLS=rc_verbs: none of these transports is available on this machine"
+    note "... but a job on other hosts may name transports this machine lacks"
+    expect_ok env UCX_TLS=rc_verbs "$CM_INFO" --check -n 2 --local 0
+fi
+expect_ok env UCX_TLS=tcp,sm "$CMRUN" -n 2 "$MP/mp_init.hooks" info
+expect_ok env "UCX_TLS=^cma" "$CMRUN" -n 2 "$MP/mp_init.hooks" info
+
+note "a size without its unit: refused, saying sizes without a unit are bytes"
+run $QUICK env CM_SHARED_SIZE=16 "$CMRUN" -n 2 "$MP/mp_init.hooks" info
+[ "$rc" -eq 1 ] || fail "CM_SHARED_SIZE=16: exit status $rc"
+[ "$(count_out "^cashmere: error: CM_SHARED_SIZE='16' is 16 bytes, less than the least \(64k\): a size without a unit is bytes; add one, e.g. CM_SHARED_SIZE=16g$")" -eq 1 ] ||
+    fail "CM_SHARED_SIZE=16: not the one line"
 
 note "shared base not page aligned"
 run $QUICK env CM_SHARED_BASE=0x200000000100 "$CMRUN" -n 2 "$MP/mp_init" info
@@ -106,10 +148,10 @@ for mode in die-kill die-kill-barrier die-kill-lock die-abort; do
     done
 done
 
-note "a plain binary under a variant that forwards writes in software"
+note "a plain binary under a variant that forwards writes in software, started without cmrun"
 run $QUICK "$MP/mp_init" info
 [ "$rc" -ne 0 ] || fail "a plain binary ran under CHSM"
-expect_out "CM_VARIANT=CHSM forwards writes in software, but this program was built without the store hooks"
+expect_out "CM_VARIANT=CHSM forwards writes in software, but this program was built without store checks: build it with cmcc$"
 
 note "variants not implemented yet are refused clearly, naming those that are (from the table)"
 implemented=$("$CM_INFO" --variants | awk '$2 != "not-implemented" {print $1}' | paste -sd, | sed 's/,/, /g')
@@ -167,7 +209,7 @@ fi
 note "the shared heap runs out: every rank says so and the job fails"
 run $QUICK "$CMRUN" -n 3 "$MP/mp_init" oom
 [ "$rc" -ne 0 ] || fail "oom run exited 0"
-expect_out "cm_malloc\([0-9]+\): the shared heap is exhausted \([0-9]+ of [0-9]+ bytes in use\); raise CM_SHARED_SIZE"
+expect_out "cm_malloc\([0-9]+\): the shared heap is exhausted: [0-9]+ of its [0-9]+ bytes in use \(CM_SHARED_SIZE=[0-9]+[mg] less [0-9]+ bytes for cm_malloc_local, a quarter, CM_LOCAL_HEAP's default\); CM_SHARED_SIZE=[0-9]+[mg] would fit this request$"
 printf '%s\n' "$out" | grep -q "beyond the shared region" && fail "cm_malloc returned past the end"
 
 note "a lock id beyond CM_LOCKS"

@@ -23,7 +23,7 @@ static cm_status_t parse(const char *name, const char *value, void *dst)
 static size_t size_of(const char *v)
 {
     size_t out = 0;
-    ck_assert_msg(parse("CM_SHARED_SIZE", v, &out) == CM_OK, "'%s': %s", v, err);
+    ck_assert_msg(parse("CM_TMK_GC_BYTES", v, &out) == CM_OK, "'%s': %s", v, err); /* no least */
     return out;
 }
 
@@ -57,8 +57,8 @@ START_TEST(test_sizes)
     ck_assert_uint_eq(size_of("0"), 0);
     static const char *const bad[] = {"", "abc", "-1", "10x", "1kk", "k", "1 g b", "+5", "99999999999t"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        ck_assert_msg(parse("CM_SHARED_SIZE", bad[i], &out) == CM_ERR_INVALID, "'%s' accepted", bad[i]);
-        ck_assert_msg(strncmp(err, "CM_SHARED_SIZE=", 15) == 0, "message names the setting: %s", err);
+        ck_assert_msg(parse("CM_TMK_GC_BYTES", bad[i], &out) == CM_ERR_INVALID, "'%s' accepted", bad[i]);
+        ck_assert_msg(strncmp(err, "CM_TMK_GC_BYTES=", 16) == 0, "message names the setting: %s", err);
         ck_assert_ptr_null(strchr(err, '\n'));
     }
 }
@@ -120,7 +120,14 @@ START_TEST(test_bool_enum_addr)
 
     ck_assert_int_eq(parse("CM_PROGRESS_THREAD", "on", &e), CM_OK);
     ck_assert_int_eq(e, CM_PROGRESS_ON);
-    ck_assert_int_eq(parse("CM_PROGRESS_THREAD", "OFF", &e), CM_OK);
+    /* Keywords match exactly, with the right spelling offered: records see one name. */
+    ck_assert_int_eq(parse("CM_PROGRESS_THREAD", "OFF", &e), CM_ERR_INVALID);
+    ck_assert_msg(strstr(err, "did you mean CM_PROGRESS_THREAD=off?") != NULL, "%s", err);
+    ck_assert_int_eq(parse("CM_VARIANT", "chsn", &e), CM_ERR_INVALID);
+    ck_assert_msg(strstr(err, "CM_VARIANT='chsn'") != NULL &&
+                  strstr(err, "did you mean CM_VARIANT=CHSN?") != NULL, "%s", err);
+    ck_assert_int_eq(parse("CM_VARIANT", "CHSN", &e), CM_OK);
+    ck_assert_int_eq(parse("CM_PROGRESS_THREAD", "off", &e), CM_OK);
     ck_assert_int_eq(e, CM_PROGRESS_OFF);
     ck_assert_int_eq(parse("CM_PROGRESS_THREAD", "sometimes", &e), CM_ERR_INVALID);
     ck_assert_msg(strstr(err, "auto|on|off") != NULL, "lists the values: %s", err);
@@ -220,6 +227,14 @@ START_TEST(test_unknown)
     ck_assert_str_eq(warned[2], "CM_progress_thread"); /* names are case-sensitive ... */
     ck_assert_str_eq(suggested[2], "CM_PROGRESS_THREAD"); /* ... but the hint is not */
     ck_assert_str_eq(cm_config_suggest("CM_SHARED_SIZ"), "CM_SHARED_SIZE");
+    /* The scripts' own variables are no settings and no errors; the error is one line. */
+    char *tools[] = {"CM_RESULTS_DIR=/r", "CM_VM_REPS=3", "CM_DEB_KEEP=1", "CM_BENCH=/b", NULL};
+    ck_assert_int_eq(cm_config_check_unknown(tools, on_unknown, NULL), 0);
+    char *two[] = {"CM_VARIENT=CHSN", "CM_XYZZY=1", "CM_VARIANT=CHSN", NULL};
+    ck_assert_int_eq(cm_config_unknown_line(two, err, sizeof(err)), 2);
+    ck_assert_str_eq(err, "unknown settings CM_VARIENT (did you mean CM_VARIANT?), CM_XYZZY; "
+                          "`cm_info -c` lists every setting");
+    ck_assert_int_eq(cm_config_unknown_line(tools, err, sizeof(err)), 0);
     ck_assert_str_eq(cm_config_suggest("CM_NET_BANDWITH"), "CM_NET_BANDWIDTH");
 }
 END_TEST
@@ -261,6 +276,22 @@ START_TEST(test_uint_range)
     ck_assert_int_eq(parse("CM_WN_RING", "0", &v), CM_ERR_INVALID);
     ck_assert_int_eq(parse("CM_LOCKS", "0", &v), CM_ERR_INVALID);
     ck_assert_int_eq(parse("CM_UNSAFE_THRESHOLD", "0", &v), CM_OK);
+}
+END_TEST
+
+/* A size below the row's least: a bare number is a forgotten unit, and says so. */
+START_TEST(test_size_least)
+{
+    size_t v;
+    ck_assert_int_eq(parse("CM_SHARED_SIZE", "16", &v), CM_ERR_INVALID);
+    ck_assert_str_eq(err, "CM_SHARED_SIZE='16' is 16 bytes, less than the least (64k): a size "
+                          "without a unit is bytes; add one, e.g. CM_SHARED_SIZE=16g");
+    ck_assert_int_eq(parse("CM_SHARED_SIZE", "32k", &v), CM_ERR_INVALID);
+    ck_assert_str_eq(err, "CM_SHARED_SIZE='32k' is less than the least (64k)");
+    ck_assert_int_eq(parse("CM_SHARED_SIZE", "64k", &v), CM_OK);
+    ck_assert_int_eq(parse("CM_SHARED_SIZE", "16g", &v), CM_OK);
+    ck_assert_uint_eq(v, 16ull << 30);
+    ck_assert_int_eq(parse("CM_FORWARD_BATCH", "4096", &v), CM_OK); /* no least: bytes */
 }
 END_TEST
 
@@ -371,6 +402,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_unknown);
     tcase_add_test(tc, test_dump_lists_all);
     tcase_add_test(tc, test_uint_range);
+    tcase_add_test(tc, test_size_least);
     tcase_add_test(tc, test_output);
     tcase_add_test(tc, test_check_job);
     suite_add_tcase(s, tc);
