@@ -126,7 +126,11 @@ int main(int argc, char **argv)
          "\\fBcm_init\\fR. \\fBcmrun\\fR(1) forwards every \\fBCM_*\\fR and \\fBUCX_*\\fR variable "
          "to all ranks and checks the values once before the job starts. A value that does not "
          "parse, or a \\fBCM_\\fR name that is not below, is an error of one line and the job "
-         "does not start. \\fBcm_info \\-c\\fR prints this table with the values in effect.");
+         "does not start; the one line names the nearest setting. Names the project's scripts read "
+         "(\\fBCM_RESULTS_DIR\\fR, \\fBCM_BENCH\\fR, \\fBCM_VM_*\\fR, \\fBCM_DEB_*\\fR) are "
+         "not settings and no error. Keywords match exactly (\\fBCM_VARIANT=CHSN\\fR, not "
+         "chsn). A size is bytes unless it has a unit (k, m, g, t: binary multiples). "
+         "\\fBcm_info \\-c\\fR prints this table with the values in effect.");
     puts(".SH SETTINGS");
     cm_man_section("protocol", "Protocol", "The coherence protocol, its variant and its parameters.");
     cm_man_section("network", "Network model",
