@@ -41,32 +41,46 @@ static void cm_stats_table_to(FILE *out, const cm_stats_t *per_proc, int nprocs,
 {
     cm_stats_t total;
     int shown = (nprocs <= 16) ? nprocs : 0; /* beyond 16 processes only the total fits */
+    int zero = 0; /* rows zero in every process: the other protocol's, mechanisms not in use */
 
     cm_stats_total(per_proc, nprocs, &total);
     fprintf(out, "# Cashmere-RMA statistics: %s\n", header);
+    fprintf(out, "# total: the sum over the processes, except total_ms: the longest process\n");
     fprintf(out, "%-22s", "");
     for (int r = 0; r < shown; r++) {
         fprintf(out, " %11s%-2d", "rank", r);
     }
     fprintf(out, " %13s\n", "total");
 #define CM_STATS_ROW_T(_name, _doc) \
-    cm_stats_row_ms(out, #_name); \
-    for (int r = 0; r < shown; r++) { \
-        fprintf(out, " %13.3f", (double)per_proc[r]._name / 1e6); \
-    } \
-    fprintf(out, " %13.3f\n", (double)total._name / 1e6);
+    if (total._name == 0 && strcmp(#_name, "total_ns") != 0) { \
+        zero++; \
+    } else { \
+        cm_stats_row_ms(out, #_name); \
+        for (int r = 0; r < shown; r++) { \
+            fprintf(out, " %13.3f", (double)per_proc[r]._name / 1e6); \
+        } \
+        fprintf(out, " %13.3f\n", (double)total._name / 1e6); \
+    }
 #define CM_STATS_ROW_C(_name, _doc) \
-    fprintf(out, "%-22s", #_name); \
-    for (int r = 0; r < shown; r++) { \
-        fprintf(out, " %13" PRIu64, per_proc[r]._name); \
-    } \
-    fprintf(out, " %13" PRIu64 "\n", total._name);
+    if (total._name == 0) { \
+        zero++; \
+    } else { \
+        fprintf(out, "%-22s", #_name); \
+        for (int r = 0; r < shown; r++) { \
+            fprintf(out, " %13" PRIu64, per_proc[r]._name); \
+        } \
+        fprintf(out, " %13" PRIu64 "\n", total._name); \
+    }
     fprintf(out, "# times in milliseconds (NAME_ms here is NAME_ns, in nanoseconds, in the JSON)\n");
     CM_STATS_TIMERS(CM_STATS_ROW_T)
     fprintf(out, "# counts\n");
     CM_STATS_COUNTERS(CM_STATS_ROW_C)
 #undef CM_STATS_ROW_T
 #undef CM_STATS_ROW_C
+    if (zero > 0) {
+        fprintf(out, "# %d rows zero in every process not shown (the other protocol's, mechanisms "
+                "not in use); CM_STATS=FILE.json keeps every row\n", zero);
+    }
 }
 
 /*

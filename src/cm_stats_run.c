@@ -244,7 +244,10 @@ cm_status_t cm_rt_stats_report(void)
     {
         char header[1024];
         snprintf(header, sizeof(header), "%d processes; %s", cm_rt.nprocs, info.run.description);
-        cm_stats_print_table(stderr, all, cm_rt.nprocs, header);
+        /* A file is the statistics' destination; the table would only bury the output. */
+        if (strcmp(where, "table") == 0) {
+            cm_stats_print_table(stderr, all, cm_rt.nprocs, header);
+        }
     }
     if (strcmp(where, "table") != 0) {
         FILE *f = fopen(where, "w");

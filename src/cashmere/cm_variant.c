@@ -67,6 +67,11 @@ const char *cm_variant_mechanism(cm_variant_t v, int pos)
     case 2:
         return cm_write_mechanisms[r->write].doc;
     default:
+        /* NHHM: the letter asks for a merge buffer, the mapping leaves nothing to merge. */
+        if (r->name[3] == 'M' && r->merge == CM_MERGE_NONE) {
+            return "no merge buffer in use: stores reach the home through the mapping, "
+                   "nothing is forwarded to merge (the same as N here)";
+        }
         return cm_merge_mechanisms[r->merge].doc;
     }
 }

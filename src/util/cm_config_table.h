@@ -123,8 +123,9 @@
       "with a copy taken at its start; only pages found unchanged are protected again.") \
     _(stats, STATS, OUTPUT, "", "table", "protocol", \
       "Statistics at cm_finalize: empty = none; \"table\" = rank 0 prints every process's and the " \
-      "total counts and times on stderr; a path (with a / or a ., e.g. ./stats.json) = the table, " \
-      "and JSON written to that file, whose directory must be writable when the job starts.") \
+      "total counts and times on stderr (rows zero in every process left out); a path (with a / " \
+      "or a ., e.g. ./stats.json) = every row as JSON written to that file (and no table), whose " \
+      "directory must be writable when the job starts; `cm_stats FILE` prints it as CSV.") \
     _(progress_thread, PROGRESS_THREAD, ENUM, "auto", "auto|on|off", "runtime", \
       "Thread that serves peers' one-sided operations while this process computes or blocks. Needed " \
       "where the transport emulates RMA in software (TCP). auto: start it when some peer's memory is " \
