@@ -19,6 +19,32 @@ exp_find_tools() {
     [ -x "$CM_INFO" ] || die "cm_info not found next to $CMRUN"
 }
 
+# exp_code: sets CODE_KEY (what runs are keyed and resumed by) and CODE_NOTE (one line for the
+# records) from the code that runs. In a git checkout with git installed: the last commit that
+# changed the code (a study resumes across commits touching only experiments/ or docs), +dirty
+# for uncommitted changes. Otherwise the commit the binaries were built from (cm_info's first
+# line) and, where even that is unknown, a checksum of the library and cm_info: results of
+# different code never share a key.
+exp_code() {
+    local code_paths="src directory writenotice locks rma treadmarks apps include compat"
+    local built lib sum
+    built=$("$CM_INFO" | sed -n '1s/.*(commit \([^)]*\))$/\1/p')
+    if command -v git >/dev/null 2>&1 &&
+        CODE_KEY=$(cd "$here/.." && git log -1 --format=%H -- $code_paths 2>/dev/null) &&
+        [ -n "$CODE_KEY" ]; then
+        (cd "$here/.." && git diff --quiet HEAD -- $code_paths) || CODE_KEY="$CODE_KEY+dirty"
+        CODE_NOTE="commit $(git -C "$here/.." rev-parse HEAD)$(git -C "$here/.." diff --quiet HEAD -- 2>/dev/null || echo ' (with uncommitted changes)'); binaries built from ${built:-?}; runs keyed by $CODE_KEY, the last commit of the code that runs"
+    elif [ -n "$built" ] && [ "$built" != unknown ]; then
+        CODE_KEY="built:$built"
+        CODE_NOTE="binaries built from commit $built (cm_info; $( command -v git >/dev/null 2>&1 && echo "$here/.. is no git checkout" || echo "git is not installed")); runs keyed by it"
+    else
+        lib=$(ldd "$CM_INFO" 2>/dev/null | awk '/libcashmere/ {print $3; exit}')
+        sum=$(cat "$CM_INFO" ${lib:+"$lib"} | cksum | cut -d' ' -f1)
+        CODE_KEY="build:$sum"
+        CODE_NOTE="commit unknown (built without git); runs keyed by a checksum of cm_info and ${lib:-the library}: $sum"
+    fi
+}
+
 # exp_env SETTING: its environment assignments (sequential: the plain binary, one process).
 exp_env() {
     case "$1" in

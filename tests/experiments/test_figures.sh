@@ -80,4 +80,29 @@ expect_fail "$lib/plot.sh" fig7 "$d/empty.csv" "$d/x"
 awk -F, 'BEGIN { OFS = "," } NR > 1 { $6 = ""; $7 = ""; $8 = "" } 1' "$d/fig3.csv" > "$d/novalues.csv"
 expect_fail "$lib/plot.sh" fig3 "$d/novalues.csv" "$d/x"
 expect_out "no bar has a value"
+
+note "runs are keyed by the code that ran, also where git cannot read the tree"
+# A copy of the scripts outside any git checkout: the key is the binaries' own commit; where
+# even that is unknown, a checksum of them; never one word shared by different code.
+code_key() { # HERE CM_INFO [PATH]: prints CODE_KEY and CODE_NOTE
+    (here=$1 CM_INFO=$2; PATH=${3:-$PATH}; die() { echo "die: $*"; exit 1; }
+     . "$lib/common.sh"; exp_code; printf '%s\n%s\n' "$CODE_KEY" "$CODE_NOTE")
+}
+mkdir -p "$d/nogit/experiments"
+built=$("$CM_INFO" | sed -n '1s/.*(commit \([^)]*\))$/\1/p')
+[ -n "$built" ] || fail "cm_info names no commit"
+out=$(code_key "$d/nogit/experiments" "$CM_INFO")
+if [ "$built" != unknown ]; then
+    [ "$(head -1 <<< "$out")" = "built:$built" ] || fail "outside a checkout, key '$(head -1 <<< "$out")', not built:$built"
+fi
+grep -q "not a git tree\|installed" <<< "$out" && fail "the record still says 'not a git tree' or 'installed': $out"
+printf '#!/bin/sh\necho "Cashmere-RMA 0.1 (commit unknown)"\n' > "$d/fake_info"
+chmod +x "$d/fake_info"
+key1=$(code_key "$d/nogit/experiments" "$d/fake_info" | head -1)
+printf '# another build\n' >> "$d/fake_info"
+key2=$(code_key "$d/nogit/experiments" "$d/fake_info" | head -1)
+case "$key1" in build:[0-9]*) ;; *) fail "an unknown commit keyed as '$key1'" ;; esac
+[ "$key1" != "$key2" ] || fail "two different builds share the key $key1"
+code_key "$d/nogit/experiments" "$d/fake_info" | tail -1 | grep -q "^commit unknown (built without git)" ||
+    fail "the note does not say the commit is unknown"
 echo "PASS"
