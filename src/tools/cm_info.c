@@ -51,7 +51,7 @@ static void cm_info_usage(FILE *out)
             "                files); exit 1 with one line on a problem, else print protocol=,\n"
             "                variant=, build= and suffix= lines (cmrun reads them)\n"
             "  --build PROG  the build PROG records: plain (cc), stores (cmcc) or accesses\n"
-            "                (cmcc --accesses)\n"
+            "                (cmcc --accesses); unknown for a script\n"
             "  --memory      what the shared region (CM_SHARED_SIZE) costs each of N processes\n"
             "                (default 1): address space reserved, memory per page touched\n"
             "  --variants    the variant table, one line per variant:\n"
@@ -457,7 +457,8 @@ static int cm_info_check(int nprocs, int local)
 /*
  * The build a binary records: cmcc links a marker string into it (src/cm_hooks.c,
  * src/cm_hooks_loads.c), read here from the file, so neither a missing instrumented
- * store nor a stripped symbol table changes the answer. -1 if the file cannot be read.
+ * store nor a stripped symbol table changes the answer. 1 for a file that is no ELF
+ * binary (a wrapper script: the process checks its own build), -1 if it cannot be read.
  */
 static int cm_info_binary_build(const char *path, cm_build_kind_t *build)
 {
@@ -478,8 +479,12 @@ static int cm_info_binary_build(const char *path, cm_build_kind_t *build)
     if (map == MAP_FAILED) {
         return -1;
     }
-    *build = CM_BUILD_PLAIN;
     end = (const char *)map + st.st_size;
+    if (st.st_size < 4 || memcmp(map, "\177ELF", 4) != 0) {
+        munmap(map, (size_t)st.st_size);
+        return 1; /* a script: what it runs is not known here */
+    }
+    *build = CM_BUILD_PLAIN;
     for (p = map; (p = memmem(p, (size_t)(end - p), tag, sizeof(tag) - 1)) != NULL;
          p += sizeof(tag) - 1) {
         const char *v = p + sizeof(tag) - 1;
@@ -593,13 +598,18 @@ int main(int argc, char **argv)
             if (i + 1 >= argc) {
                 return cm_info_bad("a program must follow", argv[i]);
             }
-            if (cm_info_binary_build(cm_info_real_program(argv[i + 1], path, sizeof(path)),
-                                     &build) != 0) {
+            switch (cm_info_binary_build(cm_info_real_program(argv[i + 1], path, sizeof(path)),
+                                         &build)) {
+            case 0:
+                printf("%s\n", cm_build_name(build));
+                return 0;
+            case 1:
+                printf("unknown\n");
+                return 0;
+            default:
                 fprintf(stderr, "cm_info: cannot read '%s'\n", argv[i + 1]);
                 return 1;
             }
-            printf("%s\n", cm_build_name(build));
-            return 0;
         } else if (strcmp(argv[i], "-n") == 0 || strcmp(argv[i], "--local") == 0) {
             if (i + 1 >= argc) {
                 return cm_info_bad("a count must follow", argv[i]);

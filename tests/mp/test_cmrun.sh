@@ -10,9 +10,13 @@ note "--verbose names the launcher, protocol and variant; the hooked binary is p
 expect_ok "$CMRUN" --verbose -n 2 "$MP/mp_init" info
 expect_out "^cmrun: launcher (mpirun|prterun|srun) .*, protocol cashmere, variant CHSM$"
 expect_out "mp_init\.hooks info$"
-expect_ok "$CMRUN" --verbose --variant chsn -n 2 "$MP/mp_init" info
+expect_ok "$CMRUN" --verbose --variant CHSN -n 2 "$MP/mp_init" info
 expect_out "variant CHSN$"
 expect_out "mp_init\.hooks info$"
+note "--variant in the wrong case: refused before launch with the spelling meant"
+expect_fail "$CMRUN" --verbose --variant chsn -n 2 "$MP/mp_init" info
+expect_out "CM_VARIANT='chsn' is not one of .*\(did you mean CM_VARIANT=CHSN\?\)$"
+[ "$(count_out '^cmrun: launcher')" -eq 0 ] || fail "the launcher was started"
 
 note "--stdin: every rank reads the same input"
 seq 1 5000 > "$tmp/input"
