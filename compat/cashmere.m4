@@ -7,7 +7,7 @@ divert(-1)
 #   make MACROS=/usr/local/share/cashmere/cashmere.m4 CC=cmcc
 #   cmrun -n 4 --stdin input ./PROGRAM
 #
-# Semantics (SPMD; details in cm_parmacs.h and README.md): every process runs
+# Semantics (SPMD; details in cm_parmacs.h and docs/PORTING.md): every process runs
 # main; until CREATE only process 0's shared writes count; CREATE ends
 # initialization with a barrier and runs the worker once per process;
 # WAIT_FOR_END is a barrier after which only process 0 continues. Locks,

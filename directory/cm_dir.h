@@ -133,7 +133,7 @@ typedef struct {
  * form: the word carries CM_DIR_BUSY, which every other updater waits out).
  * It is called only when the effects have such work (cm_dir_effects_held):
  *   - fx->notify: post those write notices, reserved in their targets' rings
- *     when it returns (cm_wn_post). Ordering invariant (DESIGN.md 5): a
+ *     when it returns (cm_wn_post). The ordering invariant (docs/ARCHITECTURE.md): a
  *     notice is drainable no later than the WEAK state that makes others post
  *     nothing. Posting after releasing the entry lost lock-protected updates
  *     (litmus wordlocks; tests/model/ has the counterexample).

@@ -3,7 +3,7 @@
  * Cashmere-RMA: software distributed shared memory over one-sided RDMA.
  *
  * Public API. Every process of the job runs main() (SPMD), calls cm_init()
- * first and cm_finalize() last. See README.md and DESIGN.md section 8.
+ * first and cm_finalize() last. See README.md, and docs/ARCHITECTURE.md, "API".
  */
 #ifndef CM_H
 #define CM_H

@@ -2,7 +2,7 @@
 /*
  * Run-time support of the PARMACS (ANL) macros in cashmere.m4, for SPLASH-2
  * and SPLASH-3 programs. Programs do not call these directly: the macros
- * expand to them. See README.md, "SPLASH programs (PARMACS)".
+ * expand to them. See docs/PORTING.md, "SPLASH programs (PARMACS macros)".
  *
  * Semantics in a process-per-node DSM (SPMD):
  * - Every process runs main. Until CREATE, process 0 computes on the real

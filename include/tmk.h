@@ -5,7 +5,7 @@
  * Programs written for TreadMarks build unmodified against this header
  * (also installed as Tmk.h) and libcashmere.
  *
- * Differences from the original, all documented in README.md:
+ * Differences from the original, all documented in docs/PORTING.md:
  * - Tmk_distribute copies a global (file-scope or static) variable of the
  *   program to the other processes; they see the value at their next
  *   Tmk_barrier, Tmk_lock_acquire or condition wait that follows the call

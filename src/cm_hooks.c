@@ -3,7 +3,7 @@
  * Store hooks, linked into programs built with cmcc (libcashmere_hooks.a).
  * Compiled without instrumentation and without builtins.
  *
- * GCC's AddressSanitizer instrumentation (DESIGN.md section 6) calls
+ * GCC's AddressSanitizer instrumentation (docs/ARCHITECTURE.md, "Access checks") calls
  * __asan_report_store<N>_noabort(addr) before a store whose shadow byte is
  * armed (inline checks, the default) or __asan_store<N>(addr) before every
  * store (callback mode); either is a range check against the shared region

@@ -3,7 +3,7 @@
  * Large private arrays indexed by shared page (page tables, maps), reserved
  * for the whole region and committed only where written: the shared region is
  * address space, and what a process pays for it must follow the pages it
- * touches (DESIGN.md section 12), not the size it asked for.
+ * touches (docs/ARCHITECTURE.md, "Memory and processes"), not the size it asked for.
  */
 #ifndef CM_MEM_H
 #define CM_MEM_H

@@ -7,7 +7,7 @@
  * NAME is the four letters: C copy a page on a fault / N no copy; read misses
  * served by H hardware / S software; writes forwarded to the home by H
  * hardware / S software; M merge buffer / N none. The other columns say what
- * realizes them here (DESIGN.md section 6, docs/VARIANTS.md):
+ * realizes them here (docs/VARIANTS.md; docs/ARCHITECTURE.md, "Variants"):
  *
  *   FILL   how a page's data reaches this process (letters 1 and 2)
  *          PAGE  a fault copies the whole page from its home (RMA get)

@@ -14,7 +14,7 @@
  * once, as one write of each word, and a get fenced behind an atomic reads
  * after the atomic took effect. The implementation once broke each (memcpy
  * storing an MCS link twice; UCX holding a swap that a direct get overtook),
- * which no search of this model could show: README, "The rare MCS-form hang".
+ * which no search of this model could show: tests/README.md, "The rare MCS-form hang".
  *
  * Modelled: directory entries in both forms (CM_DIR_CAS: one compare-and-swap
  * word with the BUSY flag; else the MCS form, an MCS entry lock held across

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Model checking of the Cashmere protocol with SPIN (README.md, "The protocol model"):
+# Model checking of the Cashmere protocol with SPIN (tests/README.md, "The protocol model"):
 #   - the fixed protocol passes an exhaustive search in each configuration;
 #   - the old orderings produce counterexamples (tests that expect failure);
 #   - every reachability probe is reached (the search covers the paths it claims).

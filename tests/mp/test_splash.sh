@@ -9,7 +9,7 @@
 # CMT_SPLASH_MATRIX=full runs all at 4), and at 1 under CHSM, NSSN and TreadMarks, what each
 # prints must equal the threaded build's
 # at the same P, timing lines aside (those that say time or clock, as the
-# README's comparison of SPLASH programs drops them):
+# comparison of SPLASH programs in docs/PORTING.md drops them):
 #   p_input  input read before MAIN_INITENV, a shared size computed from it
 #   p_ptrs   a pointer table built before CREATE (functions, globals, strings,
 #            malloc and G_MALLOC memory) in a position-independent executable
@@ -62,7 +62,7 @@ same_as() {
 }
 
 # same_sorted REF: as same_as, line order aside: what a worker on a process other than 0 prints
-# arrives in a block per process, not interleaved with the others' lines (the README).
+# arrives in a block per process, not interleaved with the others' lines (docs/PORTING.md).
 same_sorted() {
     local got want
     heap_alike

@@ -10,7 +10,7 @@
 # slow or hanging protocol cannot hold make check for long, and each make
 # check covers another part of the matrix. The driver seed is new each time and
 # printed; CMT_STRESS_SEED repeats one.
-# The long version: tests/mp/stress.sh --rounds 200 (README, Tests).
+# The long version: tests/mp/stress.sh --rounds 200 (tests/README.md, "The stress driver").
 : "${top_srcdir:?run through make check}"
 stress=("$BASH" "$top_srcdir/tests/mp/stress.sh")
 # --cases all: every case in one job (the acceptance matrix's form); unknown cases still refused.
