@@ -27,13 +27,13 @@ exp_find_tools() {
 # different code never share a key.
 exp_code() {
     local code_paths="src directory writenotice locks rma treadmarks apps include compat"
-    local built lib sum
+    local built lib sum git="git -c safe.directory=*" # the tree runs here already: trusted
     built=$("$CM_INFO" | sed -n '1s/.*(commit \([^)]*\))$/\1/p')
     if command -v git >/dev/null 2>&1 &&
-        CODE_KEY=$(cd "$here/.." && git log -1 --format=%H -- $code_paths 2>/dev/null) &&
+        CODE_KEY=$(cd "$here/.." && $git log -1 --format=%H -- $code_paths 2>/dev/null) &&
         [ -n "$CODE_KEY" ]; then
-        (cd "$here/.." && git diff --quiet HEAD -- $code_paths) || CODE_KEY="$CODE_KEY+dirty"
-        CODE_NOTE="commit $(git -C "$here/.." rev-parse HEAD)$(git -C "$here/.." diff --quiet HEAD -- 2>/dev/null || echo ' (with uncommitted changes)'); binaries built from ${built:-?}; runs keyed by $CODE_KEY, the last commit of the code that runs"
+        (cd "$here/.." && $git diff --quiet HEAD -- $code_paths) || CODE_KEY="$CODE_KEY+dirty"
+        CODE_NOTE="commit $($git -C "$here/.." rev-parse HEAD)$($git -C "$here/.." diff --quiet HEAD -- 2>/dev/null || echo ' (with uncommitted changes)'); binaries built from ${built:-?}; runs keyed by $CODE_KEY, the last commit of the code that runs"
     elif [ -n "$built" ] && [ "$built" != unknown ]; then
         CODE_KEY="built:$built"
         CODE_NOTE="binaries built from commit $built (cm_info; $( command -v git >/dev/null 2>&1 && echo "$here/.. is no git checkout" || echo "git is not installed")); runs keyed by it"
