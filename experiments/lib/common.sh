@@ -29,7 +29,9 @@ exp_code() {
     local code_paths="src directory writenotice locks rma treadmarks apps include compat"
     local built lib sum git="git -c safe.directory=*" # the tree runs here already: trusted
     built=$("$CM_INFO" | sed -n '1s/.*(commit \([^)]*\))$/\1/p')
+    # A checkout of its own: not a tarball unpacked inside some other repository.
     if command -v git >/dev/null 2>&1 &&
+        [ "$(cd "$here/.." && $git rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$here/.." && pwd -P)" ] &&
         CODE_KEY=$(cd "$here/.." && $git log -1 --format=%H -- $code_paths 2>/dev/null) &&
         [ -n "$CODE_KEY" ]; then
         (cd "$here/.." && $git diff --quiet HEAD -- $code_paths) || CODE_KEY="$CODE_KEY+dirty"
