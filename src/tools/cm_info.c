@@ -383,6 +383,7 @@ static const char *cm_info_check_tls(const cm_info_caps_t *caps, bool here, char
                 best   = cm_info_ucx_names[i].name;
             }
         }
+        known = known || cm_info_in_list(here_names, tok); /* a newer UCX's own names */
         if (!known) {
             snprintf(err, len, "UCX_TLS=%s: UCX has no transport '%s'%s%s%s; this machine "
                      "offers %s (`cm_info` describes them)", tls, tok,
