@@ -385,11 +385,10 @@ static const char *cm_info_check_tls(const cm_info_caps_t *caps, bool here, char
         }
         known = known || cm_info_in_list(here_names, tok); /* a newer UCX's own names */
         if (!known) {
+            bool near = cm_config_near(tok, best_d);
             snprintf(err, len, "UCX_TLS=%s: UCX has no transport '%s'%s%s%s; this machine "
-                     "offers %s (`cm_info` describes them)", tls, tok,
-                     (best_d <= strlen(tok) / 3 + 1) ? " (did you mean " : "",
-                     (best_d <= strlen(tok) / 3 + 1) ? best : "",
-                     (best_d <= strlen(tok) / 3 + 1) ? "?)" : "", here_names);
+                     "offers %s (`cm_info` describes them)", tls, tok, near ? " (did you mean " : "",
+                     near ? best : "", near ? "?)" : "", here_names);
             return err;
         }
         if (members == NULL) {

@@ -284,22 +284,13 @@ static int cm_config_keyword(const char *values, const char *str)
     return -1;
 }
 
-/*
- * Keywords match exactly: CM_VARIANT=chsn is refused with the spelling that is
- * meant, so a job's records, scripts and figures only ever see one name for it.
- */
-static cm_status_t cm_config_parse_enum(const char *name, const char *values, const char *str,
-                                        int *out, char *err, size_t errlen)
+/* The keyword of a "a|b|c" list a typo of str would be, its length in *len; NULL if none. */
+static const char *cm_config_nearest_keyword(const char *values, const char *str, size_t *len)
 {
-    int index = cm_config_keyword(values, str);
     const char *p, *best = NULL;
-    size_t n, best_n = 0, best_d = (size_t)-1;
+    size_t n, best_d = (size_t)-1;
     char word[64];
 
-    if (index >= 0) {
-        *out = index;
-        return CM_OK;
-    }
     for (int i = 0; (p = cm_config_keyword_at(values, i, &n)) != NULL; i++) {
         size_t d;
         if (n == 0 || n >= sizeof(word)) {
@@ -310,13 +301,32 @@ static cm_status_t cm_config_parse_enum(const char *name, const char *values, co
         d = cm_config_distance(str, word);
         if (d < best_d) {
             best_d = d;
-            best = p;
-            best_n = n;
+            best   = p;
+            *len   = n;
         }
     }
-    if (best != NULL && best_d <= strlen(str) / 3 + 1) {
+    return (best != NULL && cm_config_near(str, best_d)) ? best : NULL;
+}
+
+/*
+ * Keywords match exactly: CM_VARIANT=chsn is refused with the spelling that is
+ * meant, so a job's records, scripts and figures only ever see one name for it.
+ */
+static cm_status_t cm_config_parse_enum(const char *name, const char *values, const char *str,
+                                        int *out, char *err, size_t errlen)
+{
+    int index = cm_config_keyword(values, str);
+    size_t n;
+    const char *best;
+
+    if (index >= 0) {
+        *out = index;
+        return CM_OK;
+    }
+    best = cm_config_nearest_keyword(values, str, &n);
+    if (best != NULL) {
         cm_config_err(err, errlen, "%s='%s' is not one of %.*s (did you mean %s=%.*s?)", name,
-                      str, cm_config_list_len(values), values, name, (int)best_n, best);
+                      str, cm_config_list_len(values), values, name, (int)n, best);
     } else {
         cm_config_err(err, errlen, "%s='%s' is not one of %.*s", name, str,
                       cm_config_list_len(values), values);
@@ -333,23 +343,13 @@ static cm_status_t cm_config_parse_output(const char *name, const char *values, 
                                           char **out, char *err, size_t errlen)
 {
     int index = cm_config_keyword(values, str);
-    const char *best = NULL, *p;
-    size_t best_d = (size_t)-1, best_n = 0, n;
+    const char *best, *p;
+    size_t best_n = 0, n;
     char *copy;
 
     if (index < 0 && *str != '\0' && strpbrk(str, "/.") == NULL) {
-        for (int i = 0; (p = cm_config_keyword_at(values, i, &n)) != NULL; i++) {
-            char word[64];
-            size_t d;
-            snprintf(word, sizeof(word), "%.*s", (int)n, p);
-            d = cm_config_distance(str, word);
-            if (d < best_d) {
-                best_d = d;
-                best   = p;
-                best_n = n;
-            }
-        }
-        if (best != NULL && best_d <= strlen(str) / 3 + 1) {
+        best = cm_config_nearest_keyword(values, str, &best_n);
+        if (best != NULL) {
             cm_config_err(err, errlen, "%s='%s' is neither %s nor a file path: did you mean %.*s? "
                           "(a file of that name here: ./%s)", name, str, values, (int)best_n, best,
                           str);
@@ -550,11 +550,15 @@ size_t cm_config_distance(const char *a, const char *b)
     return row[lb];
 }
 
+bool cm_config_near(const char *word, size_t distance)
+{
+    return distance <= strlen(word) / 3 + 1; /* a few typos, not a different word */
+}
+
 const char *cm_config_suggest(const char *name)
 {
     const char *best = NULL;
     size_t best_d = (size_t)-1;
-    size_t limit = strlen(name) / 3 + 1; /* a few typos, not a different word */
 
     for (size_t i = 0; i < CM_CONFIG_NUM; i++) {
         size_t d = cm_config_distance(name, cm_config_entries[i].name);
@@ -563,7 +567,7 @@ const char *cm_config_suggest(const char *name)
             best = cm_config_entries[i].name;
         }
     }
-    return (best_d <= limit) ? best : NULL;
+    return cm_config_near(name, best_d) ? best : NULL;
 }
 
 /*

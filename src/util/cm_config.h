@@ -116,6 +116,9 @@ bool cm_config_is_tool_name(const char *name);
 /* Edit distance of two short words, ignoring case ((size_t)-1 past 63 characters). */
 size_t cm_config_distance(const char *a, const char *b);
 
+/* Whether a word at this edit distance from another is a typo of it, not a different word. */
+bool cm_config_near(const char *word, size_t distance);
+
 /* The valid name nearest to name by edit distance, or NULL if none is close. */
 const char *cm_config_suggest(const char *name);
 
