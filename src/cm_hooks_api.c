@@ -5,8 +5,6 @@
 #include "src/cm_libc.h"
 #include "src/cm_replica_heap.h"
 
-volatile int cm_hooks_linked;
-
 static volatile uintptr_t *cm_hooks_lo;
 static volatile uintptr_t *cm_hooks_span;
 static cm_hook_handler_t volatile *cm_hooks_hk_handler; /* the hooks' copy */
@@ -24,7 +22,6 @@ void cm_hooks_register(volatile uintptr_t *lo, volatile uintptr_t *span,
     cm_hooks_span       = span;
     cm_hooks_hk_handler = handler;
     cm_hooks_hk_load    = load;
-    cm_hooks_linked = 1;
 }
 
 void cm_hooks_set_range(uintptr_t lo, uintptr_t span, cm_hook_handler_t handler)

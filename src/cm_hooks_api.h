@@ -14,9 +14,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Non-zero once a program built with the hooks has started (its constructors ran). */
-extern volatile int cm_hooks_linked;
-
 /* A store of len bytes at addr in the range is about to happen (or, for copies, happened). */
 typedef void (*cm_hook_handler_t)(uintptr_t addr, size_t len);
 

@@ -413,7 +413,7 @@ static cm_status_t cm_wh_init(void)
     memset(&cm_wh, 0, sizeof(cm_wh));
     cm_wh.merge = (cm_variants[cm_cm.variant].merge == CM_MERGE_BUFFER);
     /* The build the binary records (src/cm_hooks.c), whatever stores it happens to have. */
-    if (dlsym(RTLD_DEFAULT, "cm_build_stores") == NULL || !cm_hooks_linked) {
+    if (dlsym(RTLD_DEFAULT, "cm_build_stores") == NULL) {
         cm_error("CM_VARIANT=%s forwards writes in software, but this program was built without "
                  "store checks: build it with cmcc%s", vname,
                  (cm_variants[cm_cm.variant].build == CM_BUILD_ACCESSES) ? " --accesses" : "");
