@@ -77,27 +77,28 @@ for f in "${mans[@]}"; do
 done
 
 note "compile every program and marked fragment"
+# compiles WHAT COMMAND...: runs the compiler; on failure says so for $file:$line, with its output.
+compiles() {
+    local what=$1 msg
+    shift
+    msg=$("$@" 2>&1) && return 0
+    echo "FAIL: $file:$line: this $what does not compile:"
+    printf '%s\n' "$msg" | sed 's/^/  | /'
+    bad=$((bad + 1))
+    return 1
+}
+
 n=0 programs=0 fragments=0 skipped=0 bad=0 first=""
 while read -r file line kind; do
     n=$((n + 1))
     src=$(printf '%s/b%03d.c' "$tmp" "$n")
     if grep -q 'int main' "$src" || { [ "$kind" = man ] && grep -q 'main(' "$src"; }; then
-        if ! msg=$("$CMCC" "${build[@]}" "$src" -o "$tmp/prog$n" -lm 2>&1); then
-            echo "FAIL: $file:$line: this program does not compile:"
-            printf '%s\n' "$msg" | sed 's/^/  | /'
-            bad=$((bad + 1))
-            continue
-        fi
+        compiles program "$CMCC" "${build[@]}" "$src" -o "$tmp/prog$n" -lm || continue
         echo "$file:$line: program compiled"
         programs=$((programs + 1))
         [ -z "$first" ] && [ "$file" = README.md ] && first=$n
     elif [ "$kind" = fragment ]; then
-        if ! msg=$(cc -fsyntax-only -Wall -Werror -I"$top_srcdir/include" -x c "$src" 2>&1); then
-            echo "FAIL: $file:$line: this fragment does not compile:"
-            printf '%s\n' "$msg" | sed 's/^/  | /'
-            bad=$((bad + 1))
-            continue
-        fi
+        compiles fragment cc -fsyntax-only -Wall -Werror -I"$top_srcdir/include" -x c "$src" || continue
         echo "$file:$line: fragment compiled (syntax only)"
         fragments=$((fragments + 1))
     elif [ "$kind" = man ]; then
