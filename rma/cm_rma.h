@@ -24,6 +24,7 @@
 
 #include "cm.h"
 #include "rma/cm_boot.h"
+#include "rma/cm_heartbeat.h"
 #include "src/util/cm_config.h"
 
 #include <stdbool.h>
@@ -44,6 +45,7 @@ typedef struct {
     uint64_t           overhead_ns;
     cm_wait_mode_t     wait;         /* CM_WAIT */
     uint64_t           wait_spin_ns; /* CM_WAIT_SPIN */
+    cm_heartbeat_params_t heartbeat;  /* CM_PEER_TIMEOUT: see cm_heartbeat.h */
 } cm_rma_params_t;
 
 /* Counters of this process's operations (issued by it). */

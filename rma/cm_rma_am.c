@@ -123,9 +123,8 @@ cm_status_t cm_rma_am_post(cm_rma_t *rma, int pe, unsigned id, const void *data,
     cm_rma_am_count(rma, len);
     req = ucp_am_send_nbx(rma->eps[pe], id, &b->hdr, sizeof(b->hdr), b->data, len, &param);
     if (UCS_PTR_IS_ERR(req)) {
-        cm_error("active message to rank %d failed: %s", pe, ucs_status_string(UCS_PTR_STATUS(req)));
         free(b);
-        return CM_ERR_TRANSPORT;
+        return cm_rma_failed(rma, "an active message", pe, UCS_PTR_STATUS(req));
     }
     if (req == NULL) {
         free(b); /* completed at once; the callback is not called */

@@ -60,6 +60,7 @@ typedef struct {
 
 struct cm_rma {
     cm_boot_t          *boot;
+    cm_heartbeat_t     *heartbeat;  /* heartbeats: a lost peer ends the job */
     int                rank;
     int                nprocs;
     ucp_context_h      context;
@@ -234,7 +235,11 @@ static inline cm_rma_seg_t *cm_rma_seg_find(cm_rma_t *rma, const void *addr, siz
 CM_RMA_INTERNAL cm_status_t cm_rma_req_wait(cm_rma_t *rma, ucs_status_ptr_t req, const char *op,
                                             int pe);
 /* Non-blocking-implicit: the request completes by the next flush. */
-CM_RMA_INTERNAL cm_status_t cm_rma_req_release(ucs_status_ptr_t req, const char *op, int pe);
+CM_RMA_INTERNAL cm_status_t cm_rma_req_release(cm_rma_t *rma, ucs_status_ptr_t req, const char *op,
+                                               int pe);
+/* An operation to pe (-1: to all) failed with st: logged; where st means the peer is gone, the
+ * job ends here with one line naming its rank and host (cm_heartbeat_lost_peer). */
+CM_RMA_INTERNAL cm_status_t cm_rma_failed(cm_rma_t *rma, const char *op, int pe, ucs_status_t st);
 
 /* Charges an operation to pe; returns when it may complete (0: no delay). */
 static inline uint64_t cm_rma_delay_begin(cm_rma_t *rma, int pe, size_t bytes)

@@ -44,20 +44,36 @@ cm_status_t cm_rma_req_wait(cm_rma_t *rma, ucs_status_ptr_t req, const char *op,
         return CM_OK;
     }
 err:
-    if (pe >= 0) {
-        cm_error("%s to rank %d failed: %s", op, pe, ucs_status_string(st));
-    } else {
+    return cm_rma_failed(rma, op, pe, st);
+}
+
+cm_status_t cm_rma_failed(cm_rma_t *rma, const char *op, int pe, ucs_status_t st)
+{
+    char what[256];
+
+    if (pe < 0) {
         cm_error("%s failed: %s", op, ucs_status_string(st));
+        return CM_ERR_TRANSPORT;
     }
-    return CM_ERR_TRANSPORT;
+    switch (st) {
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_UNREACHABLE:
+    case UCS_ERR_TIMED_OUT:
+        /* The peer is gone: say so in the heartbeats' words, once, and end the job here. */
+        snprintf(what, sizeof(what), "%s to it failed (%s)", op, ucs_status_string(st));
+        cm_heartbeat_lost_peer(rma->heartbeat, pe, what);
+    default:
+        cm_error("%s to rank %d failed: %s", op, pe, ucs_status_string(st));
+        return CM_ERR_TRANSPORT;
+    }
 }
 
 /* Non-blocking-implicit: the request completes by the next flush. */
-cm_status_t cm_rma_req_release(ucs_status_ptr_t req, const char *op, int pe)
+cm_status_t cm_rma_req_release(cm_rma_t *rma, ucs_status_ptr_t req, const char *op, int pe)
 {
     if (UCS_PTR_IS_ERR(req)) {
-        cm_error("%s to rank %d failed: %s", op, pe, ucs_status_string(UCS_PTR_STATUS(req)));
-        return CM_ERR_TRANSPORT;
+        return cm_rma_failed(rma, op, pe, UCS_PTR_STATUS(req));
     }
     if (req != NULL) {
         ucp_request_free(req);
@@ -217,7 +233,7 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
         if (ready != 0) {
             cm_rma_delay_defer(rma, pe, ready);
         }
-        return cm_rma_req_release(req, what, pe);
+        return cm_rma_req_release(rma, req, what, pe);
     }
     status = cm_rma_req_wait(rma, req, what, pe);
     if (put) {
@@ -431,7 +447,7 @@ static cm_status_t cm_rma_atomic_nbi(cm_rma_t *rma, ucp_atomic_op_t op, const ch
         cm_rma_delay_defer(rma, pe, ready);
     }
     CM_RMA_COUNT(rma->stats.atomics, 1);
-    status = cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], op, operand, 1,
+    status = cm_rma_req_release(rma, ucp_atomic_op_nbx(rma->eps[pe], op, operand, 1,
                                                   (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
                                                   &param),
                                 what, pe);
@@ -466,7 +482,7 @@ cm_status_t cm_rma_signal_u64(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t va
     param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
     param.reply_buffer = &buf[1];
-    return cm_rma_req_release(ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_SWAP, &buf[0], 1,
+    return cm_rma_req_release(rma, ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_SWAP, &buf[0], 1,
                                                 (uint64_t)(uintptr_t)addr, seg->rkeys[pe], &param),
                               "atomic swap (signal)", pe);
 }
@@ -485,8 +501,7 @@ static cm_status_t cm_rma_fetch_issued(cm_rma_t *rma, ucs_status_ptr_t req, uint
                                        const char *what, int pe, cm_rma_fetch_t *f)
 {
     if (UCS_PTR_IS_ERR(req)) {
-        cm_error("%s to rank %d failed: %s", what, pe, ucs_status_string(UCS_PTR_STATUS(req)));
-        return CM_ERR_TRANSPORT;
+        return cm_rma_failed(rma, what, pe, UCS_PTR_STATUS(req));
     }
     /* Counted like any other: a fence after it must know it is there (strong_fence). */
     cm_rma_ucx_count(rma);

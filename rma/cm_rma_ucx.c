@@ -140,9 +140,16 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
     if (status != CM_OK) {
         goto err_worker;
     }
-    status = cm_rma_boot_sync(rma, true);
+    status = cm_heartbeat_publish(rma->boot, &params->heartbeat, &rma->heartbeat);
     if (status != CM_OK) {
         goto err_worker;
+    }
+    status = cm_rma_boot_sync(rma, true);
+    if (status == CM_OK) {
+        status = cm_heartbeat_start(rma->heartbeat);
+    }
+    if (status != CM_OK) {
+        goto err_heartbeat;
     }
 
     for (int pe = 0; pe < rma->nprocs; pe++) {
@@ -180,6 +187,8 @@ err_eps:
             ucp_ep_destroy(rma->eps[pe]);
         }
     }
+err_heartbeat:
+    cm_heartbeat_stop(rma->heartbeat);
 err_worker:
     ucp_worker_destroy(rma->worker);
 err_cleanup:
@@ -227,6 +236,8 @@ cm_status_t cm_rma_finalize(cm_rma_t *rma)
         cm_rma_close_eps(rma);
         status = cm_rma_boot_sync(rma, false);
     }
+    /* Every peer passed the last fence (or the job is failing): none waits for us now. */
+    cm_heartbeat_stop(rma->heartbeat);
     cm_rma_thread_stop(rma);
     for (int i = rma->nsegs - 1; i >= 0; i--) {
         cm_rma_seg_free(rma, rma->segs[i]);

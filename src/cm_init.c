@@ -42,6 +42,13 @@ static void cm_rt_abort_hook(int status, const char *msg)
     cm_boot_abort(cm_rt.boot, status, msg);
 }
 
+/* A lost peer (rma/cm_heartbeat.c said so): no PMIx_Abort, whose server may be the one lost. */
+static void cm_rt_peer_lost(void *arg)
+{
+    (void)arg;
+    cm_exit_record_end(true);
+}
+
 cm_status_t cm_runtime_layout(const cm_config_t *cfg, size_t page_size, size_t meta_needed,
                               cm_layout_t *out)
 {
@@ -85,7 +92,7 @@ cm_status_t cm_runtime_layout(const cm_config_t *cfg, size_t page_size, size_t m
 static int cm_rt_init(int *argc, char ***argv)
 {
     char err[512];
-    cm_rma_params_t rma_params;
+    cm_rma_params_t rma_params = {0};
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     cm_status_t status;
 
@@ -150,6 +157,8 @@ static int cm_rt_init(int *argc, char ***argv)
     rma_params.overhead_ns = cm_rt.config.net_overhead;
     rma_params.wait        = (cm_wait_mode_t)cm_rt.config.wait;
     rma_params.wait_spin_ns = cm_rt.config.wait_spin;
+    rma_params.heartbeat.timeout_ns = cm_rt.config.peer_timeout;
+    rma_params.heartbeat.lost       = cm_rt_peer_lost;
     status = cm_rma_init(&rma_params, &cm_rt.rma);
     if (status != CM_OK) {
         goto err;

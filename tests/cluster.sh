@@ -4,9 +4,9 @@
 #
 # Each host has its own network, UTS (hostname), IPC and mount namespace with a private
 # /dev/shm and /tmp and a sysfs of its own network (UCX lists a host's interfaces from
-# /sys/class/net); a veth pair on a private link joins them. A network namespace alone is not a host: UCX then
-# finds the other "host" over shared memory (same hostname, same /dev/shm) while the launcher
-# sees two nodes. A sleeping process holds each host's namespaces; `nsenter -t` enters them.
+# /sys/class/net); a veth pair on a private link joins them. A network namespace alone is not
+# a host: UCX then finds the other "host" over shared memory (same hostname, same /dev/shm)
+# while the launcher sees two nodes. A sleeping process holds each host's namespaces; `nsenter -t` enters them.
 # mpirun starts the other host's daemon through an rsh agent that enters that host, as ssh would.
 #
 #   cluster_up [shared]         make the hosts (skips the test, saying why, where it cannot);

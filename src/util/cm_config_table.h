@@ -130,6 +130,13 @@
       "Thread that serves peers' one-sided operations while this process computes or blocks. Needed " \
       "where the transport emulates RMA in software (TCP). auto: start it when some peer's memory is " \
       "not directly mapped (no shared-memory path).") \
+    _(peer_timeout, PEER_TIMEOUT, TIME, "5s", NULL, "runtime", \
+      "A peer heard from by no heartbeat for this long is lost: the process that notices says " \
+      "which rank on which host in one line and the job ends (the launcher ends the rest). Each " \
+      "process sends a UDP datagram to every peer every tenth of this (at most 0.5 s) from a " \
+      "thread of its own, so computing never delays it. Shorter: a lost host ends the job sooner; " \
+      "a process stopped longer (a debugger, SIGSTOP) is taken for lost. 0: no heartbeats; a " \
+      "lost host then leaves its peers waiting.") \
     _(progress_handoff, PROGRESS_HANDOFF, TIME, "1ms", NULL, "runtime", \
       "While the application thread waits inside the library it serves peers itself and the " \
       "progress thread sleeps; once the application leaves, the thread takes over within this time. " \

@@ -109,6 +109,24 @@ int main(int argc, char **argv)
         cm_lock_acquire((int)cm_rt.config.locks);
         fprintf(stderr, "mp_init: rank %d acquired a lock that does not exist\n", cm_rank());
         return 5;
+    } else if (strcmp(mode, "stall") == 0 || strcmp(mode, "stop") == 0) {
+        /* stall S: rank 1 computes S seconds outside the library while the others wait in a
+         * barrier (its heartbeats must go on). stop: rank 1 stops (SIGSTOP), the way a process
+         * of a frozen host falls silent; the others must end the job. */
+        double secs = argc > 2 ? atof(argv[2]) : 3.0;
+        MP_CHECK(cm_nprocs() >= 2, "needs 2 processes");
+        MP_OK(cm_rma_barrier(cm_rt.rma));
+        if (cm_rank() == 1 && strcmp(mode, "stop") == 0) {
+            raise(SIGSTOP);
+        } else if (cm_rank() == 1) {
+            double end = cm_wtime() + secs;
+            volatile unsigned long spins = 0;
+            while (cm_wtime() < end) {
+                spins++;
+            }
+        }
+        cm_barrier();
+        printf("%s rank %d: passed the barrier\n", mode, cm_rank());
     } else if (strncmp(mode, "die-", 4) == 0) {
         bool stop = argc > 2 && strcmp(argv[2], "stop-launcher") == 0;
         MP_CHECK(cm_nprocs() >= 2, "needs 2 processes");

@@ -206,6 +206,32 @@ if command -v mpirun >/dev/null 2>&1; then
     [ "$(count_out '^rank [0-9]+ of ')" -eq 0 ] || fail "a rank ran"
 fi
 
+for proto in cashmere treadmarks; do
+    note "$proto: a rank that falls silent (SIGSTOP, as on a frozen host) is lost after CM_PEER_TIMEOUT: one line names it"
+    start=$SECONDS
+    run $QUICK env CM_PROTOCOL=$proto CM_PEER_TIMEOUT=2s "$CMRUN" -n 3 "$MP/mp_init" stop
+    elapsed=$((SECONDS - start))
+    [ "$rc" -ne 0 ] || fail "$proto: the job exited 0"
+    [ "$(count_out "^cashmere\[0\]: error: lost rank 1 on host $(hostname): nothing heard from it for 2 s \(CM_PEER_TIMEOUT\): ")" -eq 1 ] ||
+        fail "$proto: not one line from rank 0 naming rank 1 and this host"
+    [ "$(count_out 'error: lost ')" -eq 1 ] || fail "$proto: the loss was reported more than once"
+    [ "$(count_out 'passed the barrier')" -eq 0 ] || fail "$proto: a rank passed a barrier without rank 1"
+    echo "  ended in ${elapsed} s (CM_PEER_TIMEOUT=2s)"
+    [ "$elapsed" -le 20 ] || fail "$proto: took ${elapsed} s"
+
+    note "$proto: a rank computing outside the library for twice CM_PEER_TIMEOUT is not lost (its heartbeats come from a thread)"
+    run $QUICK env CM_PROTOCOL=$proto CM_PEER_TIMEOUT=1s "$CMRUN" -n 3 "$MP/mp_init" stall 2.5
+    [ "$rc" -eq 0 ] || fail "$proto: a computing rank was taken for lost"
+    [ "$(count_out '^stall rank [0-2]: passed the barrier$')" -eq 3 ] || fail "$proto: not every rank passed"
+done
+note "CM_PEER_TIMEOUT=0 turns the heartbeats off: no thread, and a computing rank still passes"
+run $QUICK env CM_PEER_TIMEOUT=0 CM_LOG_LEVEL=debug "$CMRUN" -n 2 "$MP/mp_init" stall 0.5
+[ "$rc" -eq 0 ] || fail "CM_PEER_TIMEOUT=0: exit status $rc"
+[ "$(count_out 'heartbeats:')" -eq 0 ] || fail "CM_PEER_TIMEOUT=0 still started the heartbeats"
+run $QUICK env CM_LOG_LEVEL=debug "$CMRUN" -n 2 "$MP/mp_init" info
+[ "$(count_out 'heartbeats: every 0.5 s to the 1 other processes; one silent for 5 s is lost')" -eq 2 ] ||
+    fail "the default heartbeat (every 0.5 s, lost after 5 s) is not on in both ranks"
+
 note "the shared heap runs out: every rank says so and the job fails"
 run $QUICK "$CMRUN" -n 3 "$MP/mp_init" oom
 [ "$rc" -ne 0 ] || fail "oom run exited 0"
