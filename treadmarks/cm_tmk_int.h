@@ -15,6 +15,7 @@
 #include "src/cm_stats.h"
 #include "treadmarks/cm_tmk_diff.h"
 #include "treadmarks/cm_tmk_interval.h"
+#include "treadmarks/cm_tmk_wire.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -32,21 +33,6 @@
 
 enum { TM_UNMAPPED = 0, TM_INVALID, TM_READ_ONLY, TM_READ_WRITE };
 
-/* Message types (active message ids). */
-enum {
-    TM_LOCK_REQ = 1, /* acquirer -> manager */
-    TM_LOCK_FWD,     /* manager -> last requester */
-    TM_LOCK_GRANT,   /* token holder -> acquirer, with the send_set */
-    TM_BAR_ARRIVE,   /* worker -> barrier manager, with intervals */
-    TM_BAR_DEPART,   /* barrier manager -> worker, with what it lacks */
-    TM_DIFF_REQ,
-    TM_DIFF_REPLY,
-    TM_PAGE_REQ,
-    TM_PAGE_REPLY,
-    TM_GC_DONE,      /* worker -> manager: every copy here is valid */
-    TM_GC_GO,        /* manager -> worker: everyone is; drop the history */
-    TM_NTYPES
-};
 
 /* A write notice known for a page: interval and index of the notice in it. */
 typedef struct {

@@ -219,8 +219,15 @@ static void tm_handle(int type, int src, const char *data, size_t len, cm_tmk_ms
     /* Served by the progress thread while the application computed: an interrupt. Served by
      * the application thread, it is part of the wait it was in. */
     uint64_t *outer = interrupt ? cm_stats_phase_enter(&cm_tmk.st.handler_ns) : NULL, *copy;
-    cm_status_t status = CM_OK;
+    const cm_tmk_geom_t geom = {cm_tmk.np, cm_tmk.nlocks, cm_tmk.npages, cm_tmk.ps};
+    cm_status_t status;
 
+    if (cm_tmk_wire_check(&geom, type, data, len) != CM_OK) {
+        /* Nothing acts on it: a peer depends on the answer, so the job ends here. */
+        cm_fatal(1, "treadmarks: a malformed message (type %d, %zu bytes) from rank %d", type,
+                 len, src);
+    }
+    status = CM_OK;
     switch (type) {
     case TM_LOCK_REQ:
     case TM_LOCK_FWD:
