@@ -23,6 +23,7 @@
 #include "src/util/cm_build.h"
 #include "src/util/cm_config.h"
 #include "src/util/cm_log.h"
+#include "src/util/cm_split.h"
 #include "src/cashmere/cm_variant.h"
 
 #include <pmix.h>
@@ -44,7 +45,7 @@ static void cm_info_usage(FILE *out)
 {
     fprintf(out,
             "usage: cm_info [-c | --config | --check [-n N] [--local L] | --memory [-n N] | "
-            "--build PROG | --variants | -h | --version]\n"
+            "--build PROG | --split-args S | --variants | -h | --version]\n"
             "  (no option)   version, libraries, transports and one-sided mechanisms\n"
             "  -c, --config  every CM_* setting: type, default, documentation, current value\n"
             "  --check       check the CM_* environment for a job of N processes (default 1), L of\n"
@@ -53,6 +54,9 @@ static void cm_info_usage(FILE *out)
             "                variant=, build= and suffix= lines (cmrun reads them)\n"
             "  --build PROG  the build PROG records: plain (cc), stores (cmcc) or accesses\n"
             "                (cmcc --accesses); unknown for a script\n"
+            "  --split-args S  S split into words as a shell splits a command line, nothing\n"
+            "                expanded, each word ended by a NUL (cmrun's CM_LAUNCHER_ARGS); exit\n"
+            "                1 with the reason for an unbalanced quote or a final backslash\n"
             "  --memory      what the shared region (CM_SHARED_SIZE) costs each of N processes\n"
             "                (default 1): address space reserved, memory per page touched\n"
             "  --variants    the variant table, one line per variant:\n"
@@ -614,6 +618,22 @@ int main(int argc, char **argv)
                 fprintf(stderr, "cm_info: cannot read '%s'\n", argv[i + 1]);
                 return 1;
             }
+        } else if (strcmp(argv[i], "--split-args") == 0) {
+            /* cmrun's CM_LAUNCHER_ARGS: the words, each ended by a NUL (bash: readarray -d ''). */
+            char **words, err[128];
+            size_t n;
+            if (i + 1 >= argc) {
+                return cm_info_bad("a string must follow", argv[i]);
+            }
+            if (cm_split_words(argv[i + 1], &words, &n, err, sizeof(err)) != CM_OK) {
+                fprintf(stderr, "%s\n", err);
+                return 1;
+            }
+            for (size_t w = 0; w < n; w++) {
+                fwrite(words[w], 1, strlen(words[w]) + 1, stdout);
+            }
+            cm_split_free(words, n);
+            return 0;
         } else if (strcmp(argv[i], "-n") == 0 || strcmp(argv[i], "--local") == 0) {
             if (i + 1 >= argc) {
                 return cm_info_bad("a count must follow", argv[i]);
