@@ -12,41 +12,13 @@
  * library's parser and needs neither UCX nor a job.
  */
 #include "config.h"
-#include "src/util/cm_json.h"
+#include "src/tools/cm_stats_table.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CM_STATS_SCHEMA "cashmere-stats/1"
-
-/* The columns of the schema's run and process members (docs/STATS.md), in its order: always
- * there, whichever files are read, so that a CSV of TreadMarks runs only has the variant's
- * and the mechanisms' columns too (empty). A file's other members follow, as first seen. */
-static const char *const cm_stats_run_columns[] = {
-    "file", "schema", "program", "binary", "args", "protocol", "variant", "mechanisms.fill",
-    "mechanisms.write", "mechanisms.merge", "mechanisms.build", "mechanisms.fabric",
-    "description", "job.nprocs", "job.nodes", "job.procs_per_node", "library.version",
-    "library.commit", "machine.hostname", "machine.cores", "machine.kernel", "ucx.version",
-    "ucx.tls", "ucx.transports", "time.start", "time.end",
-};
-static const char *const cm_stats_process_columns[] = {
-    "rank", "host", "local_procs", "pid", "transports",
-};
-
-typedef struct {
-    char   **cells; /* by column; NULL: empty */
-    size_t ncells;
-} cm_stats_row_t;
-
-typedef struct {
-    char           **columns;
-    size_t         ncolumns;
-    cm_stats_row_t *rows;
-    size_t         nrows;
-} cm_stats_table_t;
 
 static void cm_stats_die(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 
@@ -60,138 +32,6 @@ static void cm_stats_die(int status, const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
     exit(status);
-}
-
-static void *cm_stats_grow(void *p, size_t n, size_t size)
-{
-    p = realloc(p, (n ? n : 1) * size);
-    if (p == NULL) {
-        cm_stats_die(1, "out of memory");
-    }
-    return p;
-}
-
-static char *cm_stats_strdup(const char *s)
-{
-    char *d = strdup(s);
-    if (d == NULL) {
-        cm_stats_die(1, "out of memory");
-    }
-    return d;
-}
-
-/* The column's index, added at the end when new. */
-static size_t cm_stats_column(cm_stats_table_t *t, const char *name)
-{
-    for (size_t i = 0; i < t->ncolumns; i++) {
-        if (strcmp(t->columns[i], name) == 0) {
-            return i;
-        }
-    }
-    t->columns = cm_stats_grow(t->columns, t->ncolumns + 1, sizeof(*t->columns));
-    t->columns[t->ncolumns] = cm_stats_strdup(name);
-    return t->ncolumns++;
-}
-
-/* Some column is name.something: name is an object of the schema (null here: "mechanisms"). */
-static bool cm_stats_is_object(const cm_stats_table_t *t, const char *name)
-{
-    size_t n = strlen(name);
-
-    for (size_t i = 0; i < t->ncolumns; i++) {
-        if (strncmp(t->columns[i], name, n) == 0 && t->columns[i][n] == '.') {
-            return true;
-        }
-    }
-    return false;
-}
-
-static void cm_stats_set(cm_stats_table_t *t, cm_stats_row_t *row, const char *name, const char *value)
-{
-    size_t c;
-
-    if (value == NULL && cm_stats_is_object(t, name)) {
-        return; /* its members' columns stay empty */
-    }
-    c = cm_stats_column(t, name);
-
-    if (c >= row->ncells) {
-        row->cells = cm_stats_grow(row->cells, c + 1, sizeof(*row->cells));
-        memset(row->cells + row->ncells, 0, (c + 1 - row->ncells) * sizeof(*row->cells));
-        row->ncells = c + 1;
-    }
-    free(row->cells[c]);
-    row->cells[c] = (value != NULL) ? cm_stats_strdup(value) : NULL;
-}
-
-/* A scalar's text; NULL for null (an empty field). Arrays of scalars: joined with spaces. */
-static char *cm_stats_scalar(const cm_json_t *v, bool *is_scalar)
-{
-    *is_scalar = true;
-    switch (v->type) {
-    case CM_JSON_NULL:   return NULL;
-    case CM_JSON_FALSE:  return cm_stats_strdup("false");
-    case CM_JSON_TRUE:   return cm_stats_strdup("true");
-    case CM_JSON_NUMBER:
-    case CM_JSON_STRING: return cm_stats_strdup(v->text);
-    case CM_JSON_ARRAY: {
-        size_t len = 1;
-        char *out;
-        for (const cm_json_t *e = v->child; e != NULL; e = e->next) {
-            if (e->type != CM_JSON_STRING && e->type != CM_JSON_NUMBER) {
-                *is_scalar = false;
-                return NULL;
-            }
-            len += strlen(e->text) + 1;
-        }
-        out = cm_stats_grow(NULL, len, 1);
-        out[0] = '\0';
-        for (const cm_json_t *e = v->child; e != NULL; e = e->next) {
-            strcat(out, e->text);
-            if (e->next != NULL) {
-                strcat(out, " ");
-            }
-        }
-        return out;
-    }
-    default:
-        *is_scalar = false;
-        return NULL;
-    }
-}
-
-/*
- * v's scalars into row. by_path: named by their path from the top ("job.nprocs"), where the
- * top's "processes" and "total" are left out (they hold the values); else by their own name
- * (a process's "rank", a timer's "fault_ns").
- */
-static void cm_stats_flatten(cm_stats_table_t *t, cm_stats_row_t *row, const cm_json_t *v,
-                             const char *path, bool by_path)
-{
-    for (const cm_json_t *m = v->child; m != NULL; m = m->next) {
-        char *name, *text;
-        bool scalar;
-        size_t len = strlen(path) + strlen(m->key) + 2;
-
-        if (by_path && path[0] == '\0' &&
-            (strcmp(m->key, "processes") == 0 || strcmp(m->key, "total") == 0)) {
-            continue;
-        }
-
-        name = cm_stats_grow(NULL, len, 1);
-        snprintf(name, len, "%s%s%s", (by_path && path[0]) ? path : "", (by_path && path[0]) ? "." : "",
-                 m->key);
-        if (m->type == CM_JSON_OBJECT) {
-            cm_stats_flatten(t, row, m, name, by_path);
-        } else {
-            text = cm_stats_scalar(m, &scalar);
-            if (scalar) {
-                cm_stats_set(t, row, name, text);
-            }
-            free(text);
-        }
-        free(name);
-    }
 }
 
 static char *cm_stats_read(const char *path, size_t *len)
@@ -219,102 +59,6 @@ static char *cm_stats_read(const char *path, size_t *len)
     return buf;
 }
 
-/* The rows of one statistics file. */
-static void cm_stats_file(cm_stats_table_t *t, const char *path, bool per_process)
-{
-    size_t len;
-    char *text = cm_stats_read(path, &len), err[256];
-    const cm_json_t *schema, *total, *procs;
-    cm_json_t *top;
-    cm_stats_row_t run = {NULL, 0};
-
-    if (cm_json_parse(text, len, &top, err, sizeof(err)) != CM_OK) {
-        cm_stats_die(1, "%s: not JSON: %s", path, err);
-    }
-    free(text);
-    schema = cm_json_get(top, "schema");
-    if (schema == NULL || schema->type != CM_JSON_STRING ||
-        strncmp(schema->text, "cashmere-stats/", 15) != 0) {
-        cm_stats_die(1, "%s: not a statistics file (no \"schema\": \"%s\")", path, CM_STATS_SCHEMA);
-    }
-    if (strcmp(schema->text, CM_STATS_SCHEMA) != 0) {
-        cm_stats_die(1, "%s: schema %s: this cm_stats reads %s", path, schema->text,
-                     CM_STATS_SCHEMA);
-    }
-    total = cm_json_get(top, "total");
-    procs = cm_json_get(top, "processes");
-    if (total == NULL || total->type != CM_JSON_OBJECT || procs == NULL ||
-        procs->type != CM_JSON_ARRAY) {
-        cm_stats_die(1, "%s: no \"total\" object or \"processes\" array", path);
-    }
-
-    /* The run's members: all but the two that hold the values. */
-    cm_stats_set(t, &run, "file", path);
-    cm_stats_flatten(t, &run, top, "", true);
-    if (!per_process) {
-        cm_stats_flatten(t, &run, total, "", false);
-        t->rows = cm_stats_grow(t->rows, t->nrows + 1, sizeof(*t->rows));
-        t->rows[t->nrows++] = run;
-    } else {
-        for (const cm_json_t *p = procs->child; p != NULL; p = p->next) {
-            cm_stats_row_t row = {NULL, 0};
-            if (p->type != CM_JSON_OBJECT) {
-                cm_stats_die(1, "%s: a process that is not an object", path);
-            }
-            for (size_t c = 0; c < run.ncells; c++) {
-                if (run.cells[c] != NULL) {
-                    cm_stats_set(t, &row, t->columns[c], run.cells[c]);
-                }
-            }
-            cm_stats_flatten(t, &row, p, "", false);
-            t->rows = cm_stats_grow(t->rows, t->nrows + 1, sizeof(*t->rows));
-            t->rows[t->nrows++] = row;
-        }
-        for (size_t c = 0; c < run.ncells; c++) {
-            free(run.cells[c]);
-        }
-        free(run.cells);
-    }
-    cm_json_free(top);
-}
-
-/* One CSV field (RFC 4180): quoted where it holds a comma, a quote or a line break. */
-static void cm_stats_field(const char *s)
-{
-    if (s == NULL) {
-        return;
-    }
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        fputs(s, stdout);
-        return;
-    }
-    putchar('"');
-    for (; *s != '\0'; s++) {
-        if (*s == '"') {
-            putchar('"');
-        }
-        putchar(*s);
-    }
-    putchar('"');
-}
-
-static void cm_stats_print(const cm_stats_table_t *t, const size_t *cols, size_t ncols)
-{
-    for (size_t i = 0; i < ncols; i++) {
-        fputs(i ? "," : "", stdout);
-        cm_stats_field(t->columns[cols[i]]);
-    }
-    putchar('\n');
-    for (size_t r = 0; r < t->nrows; r++) {
-        const cm_stats_row_t *row = &t->rows[r];
-        for (size_t i = 0; i < ncols; i++) {
-            fputs(i ? "," : "", stdout);
-            cm_stats_field(cols[i] < row->ncells ? row->cells[cols[i]] : NULL);
-        }
-        putchar('\n');
-    }
-}
-
 static void cm_stats_usage(void)
 {
     printf("usage: cm_stats [--per-process] [--columns LIST] FILE...\n"
@@ -334,7 +78,7 @@ static void cm_stats_usage(void)
 
 int main(int argc, char **argv)
 {
-    cm_stats_table_t t = {NULL, 0, NULL, 0};
+    cm_stats_table_t t;
     bool per_process = false, options = true;
     const char *columns = NULL;
     size_t *cols, ncols = 0, nfiles = 0;
@@ -366,15 +110,15 @@ int main(int argc, char **argv)
     if (nfiles == 0) {
         cm_stats_die(2, "no statistics file given (see cm_stats --help)");
     }
-    for (size_t i = 0; i < sizeof(cm_stats_run_columns) / sizeof(cm_stats_run_columns[0]); i++) {
-        cm_stats_column(&t, cm_stats_run_columns[i]);
-    }
-    for (size_t i = 0; per_process && i < sizeof(cm_stats_process_columns) /
-                                               sizeof(cm_stats_process_columns[0]); i++) {
-        cm_stats_column(&t, cm_stats_process_columns[i]);
-    }
+    cm_stats_table_init(&t, per_process);
     for (size_t f = 0; f < nfiles; f++) {
-        cm_stats_file(&t, files[f], per_process);
+        size_t len;
+        char *text = cm_stats_read(files[f], &len), err[512];
+
+        if (cm_stats_table_add(&t, files[f], text, len, per_process, err, sizeof(err)) != CM_OK) {
+            cm_stats_die(1, "%s", err);
+        }
+        free(text);
     }
     /* As many as the columns, or as the list names (one more than its commas). */
     cols = cm_stats_grow(NULL, t.ncolumns + (columns ? strlen(columns) + 1 : 0), sizeof(*cols));
@@ -408,18 +152,8 @@ int main(int argc, char **argv)
             }
         }
     }
-    cm_stats_print(&t, cols, ncols);
-    for (size_t r = 0; r < t.nrows; r++) {
-        for (size_t c = 0; c < t.rows[r].ncells; c++) {
-            free(t.rows[r].cells[c]);
-        }
-        free(t.rows[r].cells);
-    }
-    for (size_t c = 0; c < t.ncolumns; c++) {
-        free(t.columns[c]);
-    }
-    free(t.rows);
-    free(t.columns);
+    cm_stats_table_print(stdout, &t, cols, ncols);
+    cm_stats_table_free(&t);
     free(cols);
     free(files);
     if (fflush(stdout) != 0 || ferror(stdout)) {
