@@ -105,6 +105,7 @@ struct cm_rma {
     bool               strong_fence;   /* ucp_worker_fence does not order every peer's operations:
                                           complete them before the next UCX operation too */
     bool               self_amo_cpu;   /* our own words' atomics are CPU atomics, done here */
+    bool               amo_emulated;   /* some peer's atomics are messages its CPU executes */
     /*
      * UCX operations in flight, as counts: the application thread and an offload thread
      * (CHH*, NSH*) issue through one worker, and a flush one thread began before the other
@@ -239,6 +240,9 @@ CM_RMA_INTERNAL cm_status_t cm_rma_req_release(cm_rma_t *rma, ucs_status_ptr_t r
                                                int pe);
 /* An operation to pe (-1: to all) failed with st: logged; where st means the peer is gone, the
  * job ends here with one line naming its rank and host (cm_heartbeat_lost_peer). */
+/* No atomic lane to pe: UCX emulates our atomics there with messages that pe's CPU executes
+ * when it progresses (UCX_ATOMIC_MODE=device over shared memory, some networks). */
+CM_RMA_INTERNAL bool cm_rma_ucx_amo_emulated(cm_rma_t *rma, int pe);
 CM_RMA_INTERNAL cm_status_t cm_rma_failed(cm_rma_t *rma, const char *op, int pe, ucs_status_t st);
 
 /* Charges an operation to pe; returns when it may complete (0: no delay). */

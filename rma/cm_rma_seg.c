@@ -403,6 +403,7 @@ cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, cm_rma_seg_kin
         for (int pe = 0; pe < rma->nprocs; pe++) {
             rma->shm_peer[pe] = (seg->rbase[pe] != NULL);
             /* The lanes are final now that every handshake is done. */
+            rma->amo_emulated |= pe != rma->rank && cm_rma_ucx_amo_emulated(rma, pe);
             if (pe != rma->rank && !cm_rma_ucx_fence_orders(rma, pe)) {
                 if (!rma->strong_fence) {
                     cm_debug("rma: UCX's fence does not order the operations to rank %d: "
@@ -422,7 +423,12 @@ cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, cm_rma_seg_kin
              (kind == CM_RMA_SEG_FD) ? "memfd, registered"
                                      : seg->own_mmap ? "registered" : "allocated by UCX");
 
-    if (rma->progress_mode == CM_PROGRESS_AUTO && !rma->all_mapped && !rma->thread_running) {
+    /* Peers whose memory is not mapped here reach it through UCX, which over TCP executes their
+     * puts, gets and atomics in software here; so do emulated atomics, even between mapped
+     * peers: without the thread, an atomic on a process computing or blocked outside the library
+     * waited until it next entered it (150 ms in mp_rma; for ever in mp_progress's "blocked"). */
+    if (rma->progress_mode == CM_PROGRESS_AUTO && (!rma->all_mapped || rma->amo_emulated) &&
+        !rma->thread_running) {
         status = cm_rma_thread_start(rma);
         if (status != CM_OK) {
             return status; /* the segment stays mapped; finalize frees it */

@@ -370,6 +370,15 @@ bool cm_rma_ucx_fence_orders(cm_rma_t *rma, int pe)
     return orders && (amo || !hw_rma);
 }
 
+bool cm_rma_ucx_amo_emulated(cm_rma_t *rma, int pe)
+{
+    char *text = cm_rma_ep_info(rma, pe);
+    bool amo = text != NULL && strstr(text, " amo#") != NULL;
+
+    free(text);
+    return !amo;
+}
+
 /*
  * Are all atomics on our words executed by a CPU? True where no endpoint has an atomic lane
  * on a NIC: every atomic lane is shared memory or self (CPU atomics on the mapping), and

@@ -129,7 +129,8 @@
     _(progress_thread, PROGRESS_THREAD, ENUM, "auto", "auto|on|off", "runtime", \
       "Thread that serves peers' one-sided operations while this process computes or blocks. Needed " \
       "where the transport emulates RMA in software (TCP). auto: start it when some peer's memory is " \
-      "not directly mapped (no shared-memory path).") \
+      "not directly mapped (no shared-memory path), or when UCX emulates atomics with messages the " \
+      "target's CPU executes (no atomic lane: UCX_ATOMIC_MODE=device over shared memory, soft-RoCE).") \
     _(peer_timeout, PEER_TIMEOUT, TIME, "5s", NULL, "runtime", \
       "A peer heard from by no heartbeat for this long is lost: the process that notices says " \
       "which rank on which host in one line and the job ends (the launcher ends the rest). Each " \

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # One-sided operations complete while their target blocks outside the library
 # (read() on a FIFO), waits, sits in a barrier, or is already in cm_finalize.
-# Over TCP only the target's progress can complete them; the "blocked" phase
-# deadlocks (and times out) without it, so its verdict involves no timing.
+# Over TCP, and for atomics UCX emulates with messages, only the target's progress can
+# complete them; the "blocked" phase deadlocks (and times out) without it, so its verdict
+# involves no timing.
 . "$top_srcdir/tests/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -26,6 +27,13 @@ use_shm
 # (CM_WAIT=spin: at 4 processes on fewer cores blocking waits would start the thread.)
 expect_ok env CM_WAIT=spin "$CMRUN" -n 4 "$MP/mp_progress" "$tmp/fifo_shm" blocked wait barrier finalize
 expect_out "OK \(progress thread off\)"
+
+note "shared memory, atomics emulated with messages (UCX_ATOMIC_MODE=device): the thread starts by itself"
+# Peers' memory is mapped, but their atomics are messages the target's CPU executes: with
+# no thread, the fetch-and-add on a target blocked in read() waited for ever.
+expect_ok env UCX_ATOMIC_MODE=device CM_WAIT=spin "$CMRUN" -n 4 "$MP/mp_progress" "$tmp/fifo_amo" \
+    blocked wait barrier finalize
+expect_out "OK \(progress thread on\)"
 
 note "shared memory, every wait blocking: the thread serves, direct stores wake, none missed"
 expect_ok env CM_WAIT=block CM_WAIT_SPIN=0 "$CMRUN" -n 4 "$MP/mp_progress" "$tmp/fifo_blk" blocked \
