@@ -308,7 +308,8 @@ void cm_rma_stats_since(cm_rma_stats_t *stats, const cm_rma_stats_t *base);
  * runs inside UCX progress: in the application thread while it waits in the
  * library, else in the progress thread, so it must be thread-safe against the
  * application, must not block, and may answer only with cm_rma_am_post. The
- * data is valid during the call only.
+ * data is valid during the call only, 8-byte aligned (UCX's TCP transport hands
+ * messages over at any offset), and comes from a rank of the job (src < nprocs).
  */
 #define CM_RMA_AM_MAX_ID 32
 typedef void (*cm_rma_am_handler_t)(void *arg, int src, const void *data, size_t len);

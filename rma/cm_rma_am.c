@@ -34,7 +34,25 @@ static ucs_status_t cm_rma_am_recv(void *arg, const void *header, size_t header_
         return UCS_OK;
     }
     memcpy(&hdr, header, sizeof(hdr));
+    if (hdr.src >= (uint32_t)am->rma->nprocs) {
+        cm_error("active message from rank %" PRIu32 " of a job of %d: ignored", hdr.src,
+                 am->rma->nprocs);
+        return UCS_OK;
+    }
     atomic_fetch_add_explicit(&am->rma->am_received, 1, memory_order_relaxed);
+    if ((uintptr_t)data % 8 != 0) {
+        /* Handlers read their words in place: a copy where UCX left the message unaligned
+         * (TCP does), rather than a misaligned load in every handler. */
+        void *copy = malloc(length ? length : 1);
+
+        if (copy == NULL) {
+            cm_fatal(1, "active message of %zu bytes: out of memory", length);
+        }
+        memcpy(copy, data, length);
+        am->fn(am->arg, (int)hdr.src, copy, length);
+        free(copy);
+        return UCS_OK;
+    }
     am->fn(am->arg, (int)hdr.src, data, length);
     return UCS_OK;
 }
@@ -114,7 +132,9 @@ cm_status_t cm_rma_am_post(cm_rma_t *rma, int pe, unsigned id, const void *data,
         return CM_ERR_NO_MEMORY;
     }
     b->hdr.src = (uint32_t)rma->rank;
-    memcpy(b->data, data, len);
+    if (len != 0) {
+        memcpy(b->data, data, len); /* data may be NULL then */
+    }
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK |
                          UCP_OP_ATTR_FIELD_USER_DATA;
     param.flags        = UCP_AM_SEND_FLAG_EAGER;

@@ -209,15 +209,20 @@ size_t cm_tmk_iv_wire_size(const cm_tmk_interval_t *iv, int nprocs)
     return (3 + (size_t)nprocs + iv->npages) * sizeof(uint32_t);
 }
 
+/* Word i of a wire buffer, which may be unaligned (a store through a uint32_t * would not be). */
+static void cm_tmk_put32(void *out, size_t i, uint32_t v)
+{
+    memcpy((char *)out + i * sizeof(v), &v, sizeof(v));
+}
+
 size_t cm_tmk_iv_pack(const cm_tmk_interval_t *iv, int nprocs, void *out)
 {
-    uint32_t *o = out;
-    o[0] = iv->proc;
-    o[1] = iv->index;
-    o[2] = iv->npages;
-    memcpy(o + 3, iv->vt, (size_t)nprocs * sizeof(uint32_t));
+    cm_tmk_put32(out, 0, iv->proc);
+    cm_tmk_put32(out, 1, iv->index);
+    cm_tmk_put32(out, 2, iv->npages);
+    memcpy((char *)out + 3 * sizeof(uint32_t), iv->vt, (size_t)nprocs * sizeof(uint32_t));
     for (uint32_t i = 0; i < iv->npages; i++) {
-        o[3 + nprocs + i] = iv->notices[i].page;
+        cm_tmk_put32(out, 3 + (size_t)nprocs + i, (uint32_t)iv->notices[i].page);
     }
     return cm_tmk_iv_wire_size(iv, nprocs);
 }
