@@ -13,20 +13,23 @@
 # once failed (tests/fuzz/regress/NAME) and the corpus (tests/fuzz/corpus/NAME) run once; then
 # the fuzzer runs from the corpus.
 #
-#   run.sh [--seconds S | --runs N] [NAME...]
+#   run.sh [--seconds S | --runs N] [--jobs J] [NAME...]
 #     --seconds S   each harness for S seconds (default 30: make check)
 #     --runs N      each harness for N executions (make fuzz-long: 10^7)
+#     --jobs J      harnesses at once (default: the cores)
 # A failure keeps the input that caused it and says where; add it to tests/fuzz/regress/NAME.
 set -u
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}" "${top_builddir:=$top_srcdir}"
 seconds=30
 runs=""
+jobs=$(nproc 2>/dev/null || echo 1)
 names=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) seconds=$2; shift 2 ;;
         --runs) runs=$2; shift 2 ;;
-        -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --jobs) jobs=$2; shift 2 ;;
+        -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
         *) names+=("$1"); shift ;;
     esac
@@ -58,18 +61,16 @@ fi
 
 bin="$top_builddir/tests/fuzz/bin"
 mkdir -p "$bin"
-failed=0
-for name in "${names[@]}"; do
-    [ -n "${sources[$name]:-}" ] || { echo "run.sh: no harness $name (${all[*]})" >&2; exit 2; }
-    src=()
+# one NAME: builds, replays and fuzzes one harness; its report on stdout, status 1 on failure.
+one() {
+    local name=$1 src=() f corpus regress out opts dirs limit what start c keep execs cov
     for f in ${sources[$name]}; do src+=("$top_srcdir/$f"); done
     echo "== $name: build"
     if ! "$CC" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
         -I"$top_builddir" -I"$top_srcdir" -I"$top_srcdir/include" -D_GNU_SOURCE \
-        "$top_srcdir/tests/fuzz/fuzz_$name.c" "${src[@]}" -lm -o "$bin/fuzz_$name"; then
+        "$top_srcdir/tests/fuzz/fuzz_$name.c" "${src[@]}" -lm -o "$bin/fuzz_$name" 2>&1; then
         echo "FAIL: $name does not build"
-        failed=1
-        continue
+        return 1
     fi
     corpus="$top_srcdir/tests/fuzz/corpus/$name"
     regress="$top_srcdir/tests/fuzz/regress/$name"
@@ -83,8 +84,7 @@ for name in "${names[@]}"; do
     if ! "$bin/fuzz_$name" "${opts[@]}" -runs=0 "${dirs[@]}" > "$out/replay.log" 2>&1; then
         tail -40 "$out/replay.log" | sed 's/^/  | /'
         echo "FAIL: $name fails on a kept input"
-        failed=1
-        continue
+        return 1
     fi
     if [ -n "$runs" ]; then
         limit=(-runs="$runs")
@@ -104,12 +104,31 @@ for name in "${names[@]}"; do
             echo "  the input: $keep ($(od -An -c -N 80 "$c" | tr -s ' ' | head -c 200))"
         done
         echo "FAIL: $name: the fuzzer found a failure (keep the input in tests/fuzz/regress/$name once fixed)"
-        failed=1
-        continue
+        return 1
     fi
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/fuzz.log" | tail -1)
     cov=$(grep -o 'cov: [0-9]*' "$out/fuzz.log" | tail -1)
     echo "  $name: ${execs:-?} executions in $((SECONDS - start)) s, $cov, $(ls "$out/new" | wc -l) new inputs, no failure"
+}
+
+for name in "${names[@]}"; do
+    [ -n "${sources[$name]:-}" ] || { echo "run.sh: no harness $name (${all[*]})" >&2; exit 2; }
+done
+# $jobs at a time; each report printed whole once all are done, in order.
+running=0
+for name in "${names[@]}"; do
+    if [ "$running" -ge "$jobs" ]; then
+        wait -n
+        running=$((running - 1))
+    fi
+    ( one "$name" > "$work/$name.report" 2>&1; echo $? > "$work/$name.status" ) &
+    running=$((running + 1))
+done
+wait
+failed=0
+for name in "${names[@]}"; do
+    cat "$work/$name.report"
+    [ "$(cat "$work/$name.status" 2>/dev/null)" = 0 ] || failed=1
 done
 [ "$failed" = 0 ] || exit 1
 echo "PASS"
