@@ -3,15 +3,16 @@
 # experiments/lib/netns.sh, which the scoreboard's and the study's two-host mode use too.
 #
 # Each host has its own network, UTS (hostname), IPC and mount namespace with a private
-# /dev/shm and /tmp and a sysfs of its own network (UCX lists a host's interfaces from
-# /sys/class/net); a veth pair on a private link joins them. A network namespace alone is not
-# a host: UCX then finds the other "host" over shared memory (same hostname, same /dev/shm)
-# while the launcher sees two nodes. A sleeping process holds each host's namespaces; `nsenter -t` enters them.
-# mpirun starts the other host's daemon through an rsh agent that enters that host, as ssh would.
+# /dev/shm and a sysfs of its own network (UCX lists a host's interfaces from /sys/class/net);
+# a veth pair on a private link joins them. Host a, where jobs start, shares /tmp with the
+# tests; host b has its own. A network namespace alone is not a host: UCX then finds the
+# other "host" over shared memory (same hostname, same /dev/shm) while the launcher sees two
+# nodes. A sleeping process holds each host's namespaces; `nsenter -t` enters them. mpirun
+# starts the other host's daemon through an rsh agent that enters that host, as ssh would.
 #
 #   cluster_up [shared]         make the hosts (skips the test, saying why, where it cannot);
-#                               shared: each host its own network, hostname and /tmp, but the
-#                               same IPC and /dev/shm: the launcher sees two nodes, UCX one machine
+#                               shared: each host its own network and hostname, but the same
+#                               IPC and /dev/shm: the launcher sees two nodes, UCX one machine
 #                               (containers on one machine that share /dev/shm)
 #   cluster_run N,M [VAR=value...] CMD...   cmrun -n N+M --hosts ... CMD from host a (expect_ok)
 #   cluster_fail N,M [VAR=value...] CMD...  the same, the job must fail

@@ -4,18 +4,19 @@
 # iproute2, util-linux and Open MPI's mpirun (the launcher that enters the other host).
 #
 # Each host has its own network, UTS (hostname), IPC and mount namespace with a private
-# /dev/shm and /tmp and a sysfs of its own network (UCX lists a host's interfaces from
-# /sys/class/net); a veth pair on a private link joins them. With /tmp private, cmrun's run
-# directory (CM_RUN_DIR) and the launcher's session files are where they are on real hosts:
-# cmrun cannot see the other host's ranks through them. A network namespace alone is not a
+# /dev/shm and a sysfs of its own network (UCX lists a host's interfaces from /sys/class/net);
+# a veth pair on a private link joins them. Host a, where jobs are launched, shares /tmp with
+# the machine (the scripts' results directories, as a login node's); host b has its own, so
+# that cmrun's run directory (CM_RUN_DIR) and the launcher's session files are where they are
+# on real hosts: cmrun cannot see the other host's ranks through them. A network namespace alone is not a
 # host: UCX then finds the other "host" over shared memory (same hostname, same /dev/shm) while the launcher
 # sees two nodes. A sleeping process holds each host's namespaces; `nsenter -t` enters them.
 # mpirun starts the other host's daemon through an rsh agent that enters that host, as ssh would.
 #
 #   netns_up [shared]   make the hosts; 0, or with the reason in $netns_why: 1 where this
 #                       machine cannot (no root, no namespaces), 2 where it broke on the way
-#                       shared: each host its own network, hostname and /tmp, but the same
-#                       IPC and /dev/shm (the launcher sees two nodes, UCX one machine)
+#                       shared: each host its own network and hostname, but the same IPC and
+#                       /dev/shm (the launcher sees two nodes, UCX one machine)
 #   netns_down          remove them (also what netns_up leaves behind when it fails)
 #   $(netns_on a|b) CMD...   CMD inside one host
 #   $netns_hosts        the cmrun host list for N,M processes: netns_hostlist N M
@@ -55,13 +56,16 @@ netns_up() {
         command -v $c >/dev/null 2>&1 ||
             { netns_why="$c is not installed (iproute2, util-linux, openmpi-bin)"; return 1; }
     done
-    # Outside /tmp: each host has a /tmp of its own, and both must see the rsh agent.
+    # Outside /tmp: host b has a /tmp of its own, and both hosts must see the rsh agent.
     netns_dir=$(mktemp -d -p /var/tmp cm-netns.XXXXXX)
     err="$netns_dir/err"
     for h in a b; do
         ip netns add "$netns_tag$h" 2>"$err" ||
             { netns_fail "cannot create a network namespace: $(head -1 "$err")"; return 1; }
-        own="mount -t sysfs sysfs /sys && mount -t tmpfs -o size=1g tmpfs /tmp && hostname $netns_tag-$h"
+        own="mount -t sysfs sysfs /sys && hostname $netns_tag-$h"
+        # Host a is where the job is launched from, as a login node: it shares /tmp with the
+        # scripts that drive it (their results directories). Host b's /tmp is its own.
+        [ "$h" = b ] && own="mount -t tmpfs -o size=1g tmpfs /tmp && $own"
         [ "${1:-}" = shared ] || own="mount -t tmpfs -o size=2g tmpfs /dev/shm && $own"
         nsenter --net="/run/netns/$netns_tag$h" unshare "${ns[@]}" --propagation private \
             sh -c "$own && touch $netns_dir/up.$h && exec sleep 100000" 2>"$err.$h" &
