@@ -13,10 +13,14 @@ done
 note "every wait blocking (CM_WAIT=block): woken by each peer's direct store, none missed"
 expect_ok env CM_WAIT=block CM_WAIT_SPIN=0 "$CMRUN" -n 4 "$MP/mp_rma" --expect-mapped yes
 expect_out "mp_rma: 4 ranks OK \(mapped=1, progress thread=1\)"
-note "atomics UCX emulates with messages (UCX_ATOMIC_MODE=device): a fence orders a direct get"
-note "behind a swap still waiting for its sleeping target"
-# (CM_WAIT=spin: blocking waits would start a progress thread, which serves the swap at once.)
-expect_ok env UCX_ATOMIC_MODE=device CM_WAIT=spin "$CMRUN" -n 4 "$MP/mp_rma" --expect-mapped yes
+note "atomics UCX emulates with messages (UCX_ATOMIC_MODE=device): the progress thread starts by itself"
+expect_ok env UCX_ATOMIC_MODE=device CM_WAIT=spin "$CMRUN" -n 4 "$MP/mp_rma" --expect-mapped yes \
+    --expect-thread yes
+note "... and without it, a fence orders a direct get behind a swap still waiting for its"
+note "sleeping target"
+# (CM_PROGRESS_THREAD=off: the thread would serve the swap at once.)
+expect_ok env UCX_ATOMIC_MODE=device CM_WAIT=spin CM_PROGRESS_THREAD=off "$CMRUN" -n 4 \
+    "$MP/mp_rma" --expect-mapped yes
 expect_out "mp_rma: swap, fence, get in order at every rank \([1-9][0-9]* of 3 waited"
 note "the protocol with every atomic emulated, both directory forms"
 for dir in mcs cas; do
