@@ -226,9 +226,10 @@ cm_status_t cm_tmk_pf_acquired(void);
 /* Page p (invalid) misses: with CM_PREFETCH, the diffs of its block's other invalid pages are
  * asked for with its own, one wait for all, and applied; those pages stay protected. */
 cm_status_t cm_tmk_pf_miss(uint64_t p);
-cm_status_t cm_tmk_serve_page(int src, const uint32_t *d, size_t len);
-cm_status_t cm_tmk_serve_diffs(int src, const uint32_t *d, size_t len);
-cm_status_t cm_tmk_take_diffs(const uint32_t *d, size_t len);
+/* Request and reply handlers, given a message whose form cm_tmk_wire_check accepted. */
+cm_status_t cm_tmk_serve_page(int src, const uint32_t *d);
+cm_status_t cm_tmk_serve_diffs(int src, const uint32_t *d);
+cm_status_t cm_tmk_take_diffs(const uint32_t *d);
 
 /* ---- cm_tmk_scan.c: write detection under CM_TMK_WRITE_DETECT=scan -------------------------- */
 

@@ -227,17 +227,14 @@ static void tm_handle(int type, int src, const char *data, size_t len, cm_tmk_ms
         cm_fatal(1, "treadmarks: a malformed message (type %d, %zu bytes) from rank %d", type,
                  len, src);
     }
+    /* The form is checked: every handler below may index with the message's numbers. */
     status = CM_OK;
     switch (type) {
     case TM_LOCK_REQ:
+        status = cm_tmk_lock_manage(d[0], d[1], d + 2, data, len);
+        break;
     case TM_LOCK_FWD:
-        if (len != (2 + (size_t)cm_tmk.np) * sizeof(uint32_t) || d[0] >= cm_tmk.nlocks) {
-            status = CM_ERR_INVALID;
-        } else if (type == TM_LOCK_REQ) {
-            status = cm_tmk_lock_manage(d[0], d[1], d + 2, data, len);
-        } else {
-            status = cm_tmk_lock_request_here(d[0], d[1], d + 2);
-        }
+        status = cm_tmk_lock_request_here(d[0], d[1], d + 2);
         break;
     case TM_LOCK_GRANT:
         tm_keep(&cm_tmk.grant, data, len, q);
@@ -252,33 +249,26 @@ static void tm_handle(int type, int src, const char *data, size_t len, cm_tmk_ms
         atomic_store(&cm_tmk.departed, 1);
         break;
     case TM_DIFF_REQ:
-        status = cm_tmk_serve_diffs(src, d, len);
+        status = cm_tmk_serve_diffs(src, d);
         break;
     case TM_DIFF_REPLY:
-        status = cm_tmk_take_diffs(d, len);
+        status = cm_tmk_take_diffs(d);
         atomic_fetch_sub(&cm_tmk.pending, 1);
         break;
     case TM_PAGE_REQ:
-        status = cm_tmk_serve_page(src, d, len);
+        status = cm_tmk_serve_page(src, d);
         break;
     case TM_PAGE_REPLY:
-        if (len != 2 * sizeof(uint32_t) + cm_tmk.ps || d[0] >= cm_tmk.npages) {
-            status = CM_ERR_INVALID;
-        } else {
-            copy = cm_stats_phase_enter(&cm_tmk.st.page_copy_ns);
-            memcpy(cm_tmk_net(d[0]), data + 2 * sizeof(uint32_t), cm_tmk.ps);
-            cm_stats_phase_leave(copy);
-            atomic_fetch_sub(&cm_tmk.pending, 1);
-        }
+        copy = cm_stats_phase_enter(&cm_tmk.st.page_copy_ns);
+        memcpy(cm_tmk_net(d[0]), data + 2 * sizeof(uint32_t), cm_tmk.ps);
+        cm_stats_phase_leave(copy);
+        atomic_fetch_sub(&cm_tmk.pending, 1);
         break;
     case TM_GC_DONE:
         atomic_fetch_add(&cm_tmk.gc_done, 1);
         break;
     case TM_GC_GO:
         atomic_store(&cm_tmk.gc_go, 1);
-        break;
-    default:
-        status = CM_ERR_INVALID;
         break;
     }
     if (status != CM_OK) {
