@@ -71,19 +71,19 @@ typedef struct {
 } cm_heartbeat_beat_t;
 
 struct cm_heartbeat {
-    cm_boot_t          *boot;
-    int                rank, nprocs;
-    uint64_t           timeout_ns, interval_ns;
+    cm_boot_t              *boot;
+    int                    rank, nprocs;
+    uint64_t               timeout_ns, interval_ns;
     cm_heartbeat_lost_fn_t lost;
-    void               *arg;
-    uint64_t           job;
-    int                sock, stop_fd;
-    pthread_t          thread;
-    bool               running;
-    cm_heartbeat_card_t    *cards;  /* per rank */
-    uint64_t           *heard;  /* per rank: when a datagram last came (cm_time_ns) */
-    bool               *ever;   /* per rank: one ever came */
-    bool               *gone;   /* per rank: said goodbye */
+    void                   *arg;
+    uint64_t               job;
+    int                    sock, stop_fd;
+    pthread_t              thread;
+    bool                   running;
+    cm_heartbeat_card_t    *cards; /* per rank */
+    uint64_t               *heard; /* per rank: when a datagram last came (cm_time_ns) */
+    bool                   *ever;  /* per rank: one ever came */
+    bool                   *gone;  /* per rank: said goodbye */
 };
 
 static uint64_t cm_heartbeat_hash(const char *s)
@@ -117,7 +117,8 @@ static void cm_heartbeat_own_addrs(cm_heartbeat_card_t *card)
     }
 }
 
-cm_status_t cm_heartbeat_publish(cm_boot_t *boot, const cm_heartbeat_params_t *params, cm_heartbeat_t **w_p)
+cm_status_t cm_heartbeat_publish(cm_boot_t *boot, const cm_heartbeat_params_t *params,
+                                 cm_heartbeat_t **w_p)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
     socklen_t sa_len = sizeof(sa);
@@ -183,8 +184,8 @@ err_free:
 }
 
 /* "rank 3", "ranks 2-5, 9": the ranks of host among the lost, in w's order. */
-static void cm_heartbeat_ranks_on(const cm_heartbeat_t *w, const bool *lost, const char *host, char *buf,
-                              size_t len)
+static void cm_heartbeat_ranks_on(const cm_heartbeat_t *w, const bool *lost, const char *host,
+                                  char *buf, size_t len)
 {
     size_t used = 0;
     int n = 0, count = 0;
@@ -210,8 +211,8 @@ static void cm_heartbeat_ranks_on(const cm_heartbeat_t *w, const bool *lost, con
 }
 
 /* The one line that names the lost peers, host by host, and what may have happened. */
-static void cm_heartbeat_describe(const cm_heartbeat_t *w, const bool *lost, bool never, char *msg,
-                              size_t len)
+static void cm_heartbeat_describe(const cm_heartbeat_t *w, const bool *lost, bool never,
+                                  char *msg, size_t len)
 {
     size_t used;
     int hosts = 0;
@@ -264,7 +265,7 @@ static void cm_heartbeat_describe(const cm_heartbeat_t *w, const bool *lost, boo
 static void cm_heartbeat_send(cm_heartbeat_t *w, uint32_t kind)
 {
     cm_heartbeat_beat_t beat = {.magic = CM_HB_MAGIC, .kind = kind, .rank = (uint32_t)w->rank,
-                            .job = w->job};
+                                .job = w->job};
 
     for (int r = 0; r < w->nprocs; r++) {
         struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = w->cards[r].port};
@@ -363,13 +364,8 @@ void cm_heartbeat_lost_peer(cm_heartbeat_t *w, int rank, const char *what)
 
     snprintf(msg, sizeof(msg), "lost rank %d on host %s: %s: its process died, or its host or "
              "the network to it failed; ending the job", rank,
-             w != NULL ? w->cards[rank].host : "(unknown)", what);
+             (w != NULL && w->cards != NULL) ? w->cards[rank].host : "(unknown)", what);
     cm_heartbeat_end(w, msg, true);
-}
-
-const char *cm_heartbeat_host(const cm_heartbeat_t *w, int rank)
-{
-    return (w != NULL && w->cards != NULL) ? w->cards[rank].host : NULL;
 }
 
 static void *cm_heartbeat_main(void *arg)

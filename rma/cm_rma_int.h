@@ -240,10 +240,10 @@ CM_RMA_INTERNAL cm_status_t cm_rma_req_release(cm_rma_t *rma, ucs_status_ptr_t r
                                                int pe);
 /* An operation to pe (-1: to all) failed with st: logged; where st means the peer is gone, the
  * job ends here with one line naming its rank and host (cm_heartbeat_lost_peer). */
+CM_RMA_INTERNAL cm_status_t cm_rma_failed(cm_rma_t *rma, const char *op, int pe, ucs_status_t st);
 /* No atomic lane to pe: UCX emulates our atomics there with messages that pe's CPU executes
  * when it progresses (UCX_ATOMIC_MODE=device over shared memory, some networks). */
 CM_RMA_INTERNAL bool cm_rma_ucx_amo_emulated(cm_rma_t *rma, int pe);
-CM_RMA_INTERNAL cm_status_t cm_rma_failed(cm_rma_t *rma, const char *op, int pe, ucs_status_t st);
 
 /* Charges an operation to pe; returns when it may complete (0: no delay). */
 static inline uint64_t cm_rma_delay_begin(cm_rma_t *rma, int pe, size_t bytes)
