@@ -23,6 +23,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef CM_UBSAN
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 /*
  * The function of file containing addr (a run-time address; base is where the
@@ -195,6 +198,15 @@ static void cm_exit_on_term(int sig)
     raise(sig);
 }
 
+#ifdef CM_UBSAN
+/* A sanitizer report ends the process with _exit after printing why: the rank said why
+ * itself, which cmrun must not take for a rank that died without a word. */
+static void cm_exit_on_sanitizer_death(void)
+{
+    cm_exit_touch(cm_exit_error_path, "");
+}
+#endif
+
 void cm_exit_record_start(const char *dir, int rank)
 {
     char path[512], pid[32];
@@ -218,6 +230,9 @@ void cm_exit_record_start(const char *dir, int rank)
     if (sigaction(SIGTERM, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
         sigaction(SIGTERM, &sa, NULL);
     }
+#ifdef CM_UBSAN
+    __sanitizer_set_death_callback(cm_exit_on_sanitizer_death);
+#endif
     snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
     cm_exit_touch(path, pid);
 }

@@ -41,9 +41,11 @@ long P;
 long weights[NENT];
 void *volatile skew;
 
-static long op_add(long a, long b) { return a + b; }
-static long op_mul(long a, long b) { return a * b % 1000003; }
-static long op_xor(long a, long b) { return a ^ b; }
+/* Unsigned arithmetic: with P_PTRS_SKEW the shifted pointers read whatever lies there, and
+ * that must give a wrong number, not undefined behaviour (the UBSan build stops on it). */
+static long op_add(long a, long b) { return (long)(((unsigned long)a + (unsigned long)b) % 1000003); }
+static long op_mul(long a, long b) { return (long)(((unsigned long)a * (unsigned long)b) % 1000003); }
+static long op_xor(long a, long b) { return (a ^ b) % 1000003; }
 static const op_t ops[] = {op_add, op_mul, op_xor};
 static const char *const names[] = {"add", "mul", "xor"};
 
@@ -57,7 +59,9 @@ void Work(void)
     UNLOCK(Global->idlock)
     for (long k = 0; k < NENT; k++) {
         struct entry *e = &Global->table[(k + me) % NENT];
-        acc = e->op(acc + (long)strlen(e->name), *e->global + e->priv[k % 4] + *e->shared) % 1000003;
+        acc = e->op(acc + (long)strlen(e->name),
+                    (long)((unsigned long)*e->global + (unsigned long)e->priv[k % 4] +
+                           (unsigned long)*e->shared)) % 1000003;
     }
     Global->result[me] = acc;
     BARRIER(Global->bar, P)
