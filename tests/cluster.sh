@@ -41,10 +41,24 @@ cluster_up() {
 # cluster_on a|b: the command that runs what follows inside that host (for run/expect_ok).
 cluster_on() { netns_on "$1"; }
 
+# cluster_procs [a|b]: "pid comm" of every process on both hosts (or one), but the ones that
+# hold their namespaces.
+cluster_procs() {
+    local h p
+    for h in ${1:-a b}; do
+        for p in $(ip netns pids "$netns_tag$h" 2>/dev/null); do
+            [ "$p" = "${netns_pid[a]}" ] || [ "$p" = "${netns_pid[b]}" ] && continue
+            echo "$p $(cat "/proc/$p/comm" 2>/dev/null)"
+        done
+    done
+}
+
 # cluster_job EXPECT N,M [VAR=value...] CMD...: cmrun from host a with the settings in its
-# environment (cmrun passes CM_* to every rank and picks the build the variant needs).
+# environment (cmrun passes CM_* to every rank and picks the build the variant needs). Once
+# cmrun has returned, nothing of the job may be left on either host (the far host's daemon
+# and its cm_guard included).
 cluster_job() {
-    local expect=$1 n=${2%,*} m=${2#*,} vars=()
+    local expect=$1 n=${2%,*} m=${2#*,} vars=() left
     shift 2
     while [[ "$1" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; do
         vars+=("$1")
@@ -52,6 +66,8 @@ cluster_job() {
     done
     $expect $(cluster_on a) env "${vars[@]}" "$CMRUN" -n $((n + m)) \
         --hosts $CLUSTER_IPA:$n,$CLUSTER_IPB:$m "$@"
+    left=$(cluster_procs)
+    [ -z "$left" ] || fail "processes outlived the job on the hosts: $(echo $left)"
 }
 
 # cluster_run N,M [VAR=value...] CMD...: N ranks on host a, M on host b, as expect_ok's job.

@@ -17,23 +17,11 @@ cluster_up
 BOUND=20
 dir=$cluster_dir
 
-# on_hosts [a|b]: "pid comm" of every process in the hosts' (or one host's) network namespace,
-# but the ones that hold the namespaces.
-on_hosts() {
-    local h p
-    for h in ${1:-a b}; do
-        for p in $(ip netns pids "$netns_tag$h" 2>/dev/null); do
-            [ "$p" = "${netns_pid[a]}" ] || [ "$p" = "${netns_pid[b]}" ] && continue
-            echo "$p $(cat "/proc/$p/comm" 2>/dev/null)"
-        done
-    done
-}
-
 # ranks_on a|b: pids of the job's ranks on that host (named "exe" once they re-executed
 # themselves: the command line tells).
 ranks_on() {
     local p comm
-    on_hosts "$1" | while read -r p comm; do
+    cluster_procs "$1" | while read -r p comm; do
         tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -q '^[^ ]*mp_litmus' && echo "$p"
     done
 }
@@ -41,7 +29,7 @@ ranks_on() {
 # clean_hosts: kills whatever is left on the hosts (after a failure) and waits for it.
 clean_hosts() {
     local p
-    for p in $(on_hosts | awk '{print $1}'); do kill -KILL "$p" 2>/dev/null; done
+    for p in $(cluster_procs | awk '{print $1}'); do kill -KILL "$p" 2>/dev/null; done
     sleep 0.5
 }
 
@@ -67,17 +55,17 @@ for proto in cashmere treadmarks; do
         case $fault in
             link-down) ip -n "${netns_tag}b" link set cmveth down ;;
             far-ranks-killed) kill -KILL $(ranks_on b) ;;
-            far-daemon-killed) kill -KILL $(on_hosts b | awk '$2 == "orted" {print $1}') ;;
+            far-daemon-killed) kill -KILL $(cluster_procs b | awk '$2 == "orted" {print $1}') ;;
         esac
         ended="" empty=""
         for _ in $(seq $((BOUND * 10 + 100))); do
             t=$(echo "$EPOCHREALTIME - $start" | bc)
             [ -z "$ended" ] && [ -e "$dir/rc" ] && ended=$t
-            [ -z "$empty" ] && [ -z "$(on_hosts)" ] && empty=$t
+            [ -z "$empty" ] && [ -z "$(cluster_procs)" ] && empty=$t
             [ -n "$ended" ] && [ -n "$empty" ] && break
             sleep 0.1
         done
-        left=$(on_hosts)
+        left=$(cluster_procs)
         sed 's/^/  | /' "$log"
         printf '  cmrun exited %s s after the fault, the last process on either host was gone after %s s\n' \
             "${ended:-(not within $((BOUND + 10)) s)}" "${empty:-(not within $((BOUND + 10)) s)}"
