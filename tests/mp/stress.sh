@@ -270,6 +270,10 @@ quoted() {
     echo "${l[*]}"
 }
 
+# session_alive SID: whether a process of that session is alive (zombies are dead already).
+# shellcheck disable=SC2009
+session_alive() { ps -s "$1" -o stat= 2>/dev/null | grep -qv '^Z'; }
+
 # watch ID CASE: runs "${cmd[@]}" in its own session, its output in runs/ID.log, under the
 # watchdog of tests/lib.sh's run(), except that a hang is recorded rather than fatal; writes
 # "SECONDS STATUS" to runs/ID.res. STATUS: ok, exit=N, timeout, leftover (processes outlived
@@ -306,9 +310,14 @@ watch() {
     if [ -z "${st-}" ]; then
         wait "$pid"
         rc=$?
-        # Zombies are dead already (pgrep would count them).
-        # shellcheck disable=SC2009
-        if ps -s "$pid" -o stat= 2>/dev/null | grep -qv '^Z'; then
+        # Zombies are dead already (pgrep would count them). Across hosts mpirun returns without
+        # waiting for the remote shell, which ends with the far daemon at about the same moment:
+        # what is still there 0.5 s later was left behind.
+        for _ in 1 2 3 4 5; do
+            session_alive "$pid" || break
+            sleep 0.1
+        done
+        if session_alive "$pid"; then
             { echo "! processes of the job outlived it:"; ps -s "$pid" -o pid,ppid,stat,args; } >>"$log"
             pkill -KILL -s "$pid" 2>/dev/null
             st=leftover
