@@ -186,22 +186,18 @@ cm_status_t cm_refetch_complete(void)
     if (cm_rf.n == 0) {
         return CM_OK;
     }
+    /* The entries first, all in flight together; the copies only once they are read
+     * (cm_refetch.h: a snapshot read after its copy can miss a writer that left meanwhile). */
     for (uint64_t i = 0; i < cm_rf.n; i++) {
-        uint64_t p = cm_rf.list[i];
-        int home = cm_cm.pte[p].home;
-        if (home != cm_cm.me) {
-            /* Into the network view: the application's view has no access meanwhile. */
-            CM_CHECK(cm_rma_get_nbi(cm_cm.rma, home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
-            cm_cm.st.pages_fetched++;
-            cm_cm.st.pages_refetched++;
-        }
-        CM_CHECK(cm_dir_peek_nbi(&cm_cm.dir, p, &cm_rf.words[i]));
+        CM_CHECK(cm_dir_peek_nbi(&cm_cm.dir, cm_rf.list[i], &cm_rf.words[i]));
     }
     CM_CHECK(CM_STATS_IN_PHASE(&cm_cm.st.page_copy_ns, cm_rma_flush_all(cm_cm.rma)));
     for (uint64_t i = 0; i < cm_rf.n; i++) {
         uint64_t p = cm_rf.list[i];
         cm_pte_t *pte = &cm_cm.pte[p];
         cm_dir_entry_t e;
+        int home = pte->home;
+
         cm_dir_peek_entry(&cm_cm.dir, p, cm_rf.words[i], &e);
         assert(e.sharers & bit); /* we never left */
         cm_rf.state[p] = CM_RF_HELD | (cm_rf.state[p] & CM_RF_MISSED);
@@ -214,7 +210,13 @@ cm_status_t cm_refetch_complete(void)
                 cm_cm.st.notices_self++;
             }
         }
+        if (home != cm_cm.me) {
+            /* Into the network view: the application's view has no access meanwhile. */
+            CM_CHECK(cm_rma_get_nbi(cm_cm.rma, home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
+            cm_cm.st.pages_fetched++;
+            cm_cm.st.pages_refetched++;
+        }
     }
     cm_rf.n = 0;
-    return CM_OK;
+    return CM_STATS_IN_PHASE(&cm_cm.st.page_copy_ns, cm_rma_flush_all(cm_cm.rma));
 }

@@ -3,7 +3,8 @@
  * Refetch at acquire (CM_REFETCH=used): a page-copy variant's page that an acquire invalidates,
  * and that was used since its copy was last filled, stays in the directory's sharing set; its
  * copy is fetched again from its home at the end of the acquire, every such page in one batch
- * (one wait for all), together with a snapshot of its directory entry. The page is left without
+ * (one wait for all), after a snapshot of its directory entry (another batch, one wait: a
+ * round trip where an entry is on another host, none on this one). The page is left without
  * access ("held"): its next access faults locally (no directory update, no get) and maps it,
  * which is how the next acquire knows it was used. A held page invalidated twice unused leaves
  * the sharing set as the paper's self-invalidation would (CM_REFETCH=paper: every invalidated
@@ -15,7 +16,12 @@
  * notices; what a notice would not tell us is a write to a page already WEAK (its writers post
  * nothing more), so a page whose snapshot shows it WEAK (or BUSY, or UNSAFE) gets a self-notice
  * and is revalidated at every acquire, as a page joined while WEAK is. A transition that
- * follows the snapshot sees us as a sharer and notifies us. Our own directory bits stay as they
+ * follows the snapshot sees us as a sharer and notifies us. The snapshot must be read before
+ * the copy, as a join precedes a fault's copy: read after it, it can miss a writer that was
+ * in the entry when the copy was read, then wrote, released and left (its writes to a WEAK
+ * page post nothing), and then shows no writer. That lost lock-protected updates across hosts
+ * with TCP losing packets, where a snapshot's request waited 200 ms for its retransmission
+ * while its copy's did not (issue 30; the SPIN model's REFETCH_SNAP_LATE finds it). Our own directory bits stay as they
  * were: a writer that stays a writer needs no second WRITE (cm_dir_update skips it), and leaves
  * (with its version bump) when its held copy goes unused.
  */

@@ -42,17 +42,21 @@
  *                  dropped), and a line fill installs the fetched words in the twin too.
  *   REFETCH        CM_REFETCH=used (src/cashmere/cm_refetch.h; page copies, CAS form): an
  *                  acquire's invalidation keeps the page in the sharing set ("pending"),
- *                  and the acquire's end gets the page from its home and a snapshot of
- *                  its entry, in either order, each one step; a snapshot that shows the
+ *                  and the acquire's end reads a snapshot of its entry, then gets the
+ *                  page from its home, each one step; a snapshot that shows the
  *                  page WEAK, BUSY or UNSAFE self-notices it. The page is then "held":
  *                  its next access maps it without a join or a copy; invalidated
- *                  unused, it is refetched once more, and the second time it leaves. A writer's WRITE when its writer bit is set writes
- *                  nothing (the entry's UNSAFE flag then as a stale guess may show it).
+ *                  unused, it is refetched once more, and the second time it leaves; any
+ *                  page may leave instead of being held (CM_REFETCH=auto holding nothing).
+ *                  A writer's WRITE when its writer bit is set writes nothing (the
+ *                  entry's UNSAFE flag then as a stale guess may show it).
  * Their orderings that must fail: LINE_KEEP (a line stays valid across a drop and a
  * join), OFFLOAD_LATE (a release settles its pages after its transitions and flush),
  * FILL_NO_TWIN (a line fill leaves the twin as it was: the fetched words look written
  * and go back to the home, over newer ones), REFETCH_NO_SELF (a held page is never
- * self-noticed: writes to a page already WEAK post no notices, and its copy stays old).
+ * self-noticed: writes to a page already WEAK post no notices, and its copy stays old),
+ * REFETCH_SNAP_LATE (the snapshot read with the copy, either order: a writer can leave
+ * between them, and the snapshot then shows none).
  *
  * The ordering that must fail: OLD_ORDER, notices posted after the entry is
  * released (the lost update; a counterexample in both forms). The old
@@ -643,7 +647,7 @@ inline invalidate(pg) {
                 pt.pend[pg] = 1; pt.missed[pg] = 0;
                 pt.dirty[pg] = 0; pt.processed[pg] = 0; pt.self[pg] = 0; pt.ver[pg] = 0
             }
-        :: else ->                                   /* unsafe, or a writer that did not write */
+        :: true ->    /* unsafe, a writer that did not write, or CM_REFETCH=auto holding nothing */
 #endif
         dir_update(pg, OP_LEAVE);
         d_step {
@@ -656,7 +660,7 @@ inline invalidate(pg) {
         fi
     :: !pt.mapped[pg] && pt.kept[pg] && !pt.missed[pg] ->   /* unused once: refetched again */
         d_step { pt.kept[pg] = 0; pt.pend[pg] = 1; pt.missed[pg] = 1 }
-    :: !pt.mapped[pg] && pt.kept[pg] && pt.missed[pg] ->    /* unused twice: it leaves */
+    :: !pt.mapped[pg] && pt.kept[pg] ->    /* unused twice (or auto holding nothing): it leaves */
         d_step { pt.kept[pg] = 0; pt.missed[pg] = 0 };
         dir_update(pg, OP_LEAVE);
         d_step {
@@ -671,7 +675,7 @@ inline invalidate(pg) {
 }
 
 #ifdef REFETCH
-/* cm_refetch_complete, page pg: its copy and its entry, both gets in flight together. */
+/* cm_refetch_complete, page pg: its copy from its home. */
 inline refetch_copy(pg) {
     d_step {
         if
@@ -687,29 +691,58 @@ inline refetch_copy(pg) {
     }
 }
 
+/*
+ * cm_refetch_complete: first the entries of the pages held (all in flight together), then
+ * their copies. A snapshot that shows the page WEAK, BUSY or UNSAFE self-notices it.
+ * REFETCH_SNAP_LATE: each entry and its copy in flight together (the code before issue 30),
+ * so the snapshot may be read after the copy: a writer present when the copy was read may
+ * write, release and leave before the snapshot, which then shows no writer, and the writes
+ * it released after the copy are never noticed (a lost update, found under loss over TCP).
+ */
+inline refetch_snap(pg) {
+    atomic { e_sh = dsh[pg]; e_wr = dwr[pg]; e_fl = dfl[pg] };
+    d_step {
+        assert((e_sh & BIT(me)) != 0);       /* we never left */
+        state_of(e_sh, e_wr, cst);
+#ifndef REFETCH_NO_SELF
+        if
+        :: (e_fl & (F_BUSY | F_UNSAFE)) != 0 || cst == S_WEAK -> pt.self[pg] = 1
+        :: else -> skip
+        fi;
+#endif
+        e_sh = 0; e_wr = 0; e_fl = 0; cst = 0
+    }
+}
+
 inline refetch_complete() {
     ap = 0;
     do
     :: ap < NPAGE ->
         if
         :: pt.pend[ap] ->
+#ifdef REFETCH_SNAP_LATE
             if
-            :: refetch_copy(ap); atomic { e_sh = dsh[ap]; e_wr = dwr[ap]; e_fl = dfl[ap] }
-            :: atomic { e_sh = dsh[ap]; e_wr = dwr[ap]; e_fl = dfl[ap] }; refetch_copy(ap)
+            :: refetch_copy(ap); refetch_snap(ap)
+            :: refetch_snap(ap); refetch_copy(ap)
             fi;
-            d_step {
-                assert((e_sh & BIT(me)) != 0);       /* we never left */
-                state_of(e_sh, e_wr, cst);
-#ifndef REFETCH_NO_SELF
-                if
-                :: (e_fl & (F_BUSY | F_UNSAFE)) != 0 || cst == S_WEAK -> pt.self[ap] = 1
-                :: else -> skip
-                fi;
+#else
+            refetch_snap(ap);
 #endif
-                pt.pend[ap] = 0; pt.kept[ap] = 1;
-                e_sh = 0; e_wr = 0; e_fl = 0; cst = 0;
-                REACHED(R_REFETCH)
-            }
+            skip
+        :: else -> skip
+        fi;
+        ap++
+    :: else -> break
+    od;
+    ap = 0;
+    do
+    :: ap < NPAGE ->
+        if
+        :: pt.pend[ap] ->
+#ifndef REFETCH_SNAP_LATE
+            refetch_copy(ap);
+#endif
+            d_step { pt.pend[ap] = 0; pt.kept[ap] = 1; REACHED(R_REFETCH) }
         :: else -> skip
         fi;
         ap++

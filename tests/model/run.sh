@@ -142,6 +142,13 @@ throttle; build mech-fill-no-twin cashmere.pml "${mech_flags[@]}" -DFILL_LINE -D
 refetch_small=(-DCM_DIR_CAS -DTHRESH=2 -DCAP=2 -DNPROC=2 -DNCS0=4 -DNCS=1 -DNPAGE=2 -DREFETCH)
 throttle; build refetch-small cashmere.pml "${refetch_small[@]}" &
 throttle; build refetch-no-self cashmere.pml "${refetch_small[@]}" -DREFETCH_NO_SELF &
+# Two critical sections for the second process, three for the first: a writer can write,
+# release and leave while the other's acquire refetches. With the snapshots read with the
+# copies (REFETCH_SNAP_LATE, the code before issue 30's fix) a stale word is read (85 M states,
+# 2 min); read before them, --full's exhaustive search passes (168 M states, 9 GB, 5 min).
+refetch_two=(-DCM_DIR_CAS -DTHRESH=2 -DCAP=2 -DNPROC=2 -DNCS0=3 -DNCS=2 -DNPAGE=2 -DREFETCH)
+[ "$full" = 1 ] && { throttle; build refetch-two cashmere.pml "${refetch_two[@]}" & }
+throttle; build refetch-snap-late cashmere.pml "${refetch_two[@]}" -DREFETCH_SNAP_LATE &
 # A fault's copy got with its join (CAS form, page copies, a fixed home): taken while a first
 # toucher's claim is still BUSY, it reads the data from before the claim copied it in.
 throttle; build early-busy cashmere.pml "${mech_flags[@]}" -DEARLY_BUSY &
@@ -167,7 +174,7 @@ throttle; build wake-events wake.pml -DEVENTS &
 throttle; build wake-no-self-fd wake.pml -DEVENTS -DNO_SELF_FD &
 wait
 mechs="mech-line mech-mapped mech-offload mech-line-offload refetch-small"
-[ "$full" = 1 ] && mechs="$mechs refetch-safe"
+[ "$full" = 1 ] && mechs="$mechs refetch-safe refetch-two"
 for name in $big $mechs; do
     throttle; check "$name" "$name" pass &
 done
@@ -182,6 +189,7 @@ check probe-15-line-offload mech-line-offload "$(reached 15)" 15
 check probe-16-offload mech-offload "$(reached 16)" 16
 check probe-16-line-offload mech-line-offload "$(reached 16)" 16
 check refetch-no-self refetch-no-self "fail:$stale"
+check refetch-snap-late refetch-snap-late "fail:$stale"
 check early-busy early-busy "fail:$stale"
 check probe-20-cas-unsafe cas-unsafe "$(reached 20)" 20   # a fault's copy got with its join
 check probe-17-refetch refetch-small "$(reached 17)" 17   # a writer's WRITE skipped
