@@ -57,6 +57,8 @@ if [ "$rc" = 1 ]; then
 elif [ "$rc" != 0 ]; then
     fail "--hosts netns: making the two hosts broke: $why"
 else
+    # Only the namespaces this run makes count: other fixtures may exist (a concurrent test).
+    ns_before=$(ip netns list | awk '/^cmn/ {print $1}' | sort)
     (leave_slurm; unset UCX_TLS UCX_NET_DEVICES
      expect_ok "$SB" --hosts netns --size test --apps sor --settings "treadmarks-scan CHSM" --reps 1 --out "$home/h")
     [ "$(head -1 "$home/h/scoreboard.csv")" = "app,setting,procs,median_s,min_s,max_s,verify,runs,limit_s" ] ||
@@ -69,7 +71,8 @@ else
         fail "the link's two measurements are not in meta.txt: $(grep link "$home/h/meta.txt")"
     grep -q '| sor | .* L [0-9.]* ([0-9.]*x) |' "$home/h/scoreboard.md" || fail "no limit in the table: $(cat "$home/h/scoreboard.md")"
     grep -q 'transports.*tcp/cmveth' "$home/h/runs/sor-CHSM-2-1.json" || fail "the run did not cross the hosts' link"
-    [ -z "$(ip netns list | grep '^cmn')" ] || fail "the hosts' namespaces were left behind: $(ip netns list)"
+    ns_left=$(comm -13 <(echo "$ns_before") <(ip netns list | awk '/^cmn/ {print $1}' | sort))
+    [ -z "$ns_left" ] || fail "the hosts' namespaces were left behind:" $ns_left
 fi
 expect_fail "$SB" --hosts onlyone --apps sor
 expect_out 'scoreboard: error: --hosts needs two hosts or more \(or netns\)'
