@@ -137,9 +137,11 @@ static bool cm_bench_speaks(void)
 static int cm_bench_bad(const char *fmt, const char *arg)
 {
     if (cm_bench_speaks()) {
-        fprintf(stderr, "cm_bench: ");
-        fprintf(stderr, fmt, arg);
-        fprintf(stderr, " (see cm_bench --help)\n");
+        char msg[512];
+
+        /* One write: under mpirun, three could be split by the launcher's own lines. */
+        snprintf(msg, sizeof(msg), fmt, arg);
+        fprintf(stderr, "cm_bench: %s (see cm_bench --help)\n", msg);
     }
     return 2;
 }
