@@ -21,8 +21,8 @@
  * in the entry when the copy was read, then wrote, released and left (its writes to a WEAK
  * page post nothing), and then shows no writer. That lost lock-protected updates across hosts
  * with TCP losing packets, where a snapshot's request waited 200 ms for its retransmission
- * while its copy's did not (issue 30; the SPIN model's REFETCH_SNAP_LATE finds it). Our own directory bits stay as they
- * were: a writer that stays a writer needs no second WRITE (cm_dir_update skips it), and leaves
+ * while its copy's did not (issue 30; the SPIN model's REFETCH_SNAP_LATE finds it). Our own
+ * directory bits stay as they were: a writer that stays a writer needs no second WRITE (cm_dir_update skips it), and leaves
  * (with its version bump) when its held copy goes unused.
  */
 #ifndef CM_REFETCH_H
