@@ -2,10 +2,10 @@
 /* Helpers shared by the TreadMarks and PARMACS layers (cm_compat.h). */
 #include "config.h"
 #include "compat/cm_compat.h"
-#include "src/cm_hooks_api.h"
-#include "src/cm_runtime.h"
+#include "src/access/cm_hooks_api.h"
+#include "src/runtime/cm_runtime.h"
 
-#include "src/util/cm_log.h"
+#include "util/cm_log.h"
 
 #include <inttypes.h>
 #include <sched.h>

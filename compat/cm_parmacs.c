@@ -15,11 +15,11 @@
 #include "config.h"
 #include "cm_parmacs.h"
 #include "compat/cm_compat.h"
-#include "src/cm_hooks_api.h"
-#include "src/cm_preinit.h"
-#include "src/util/cm_log.h"
-#include "src/cm_replica_heap.h"
-#include "src/cm_runtime.h"
+#include "src/access/cm_hooks_api.h"
+#include "src/runtime/cm_preinit.h"
+#include "util/cm_log.h"
+#include "src/access/cm_replica_heap.h"
+#include "src/runtime/cm_runtime.h"
 
 #include <errno.h>
 #include <fcntl.h>

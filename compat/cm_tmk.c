@@ -14,8 +14,8 @@
 #include "config.h"
 #include "tmk.h"
 #include "compat/cm_compat.h"
-#include "src/util/cm_log.h"
-#include "src/cm_runtime.h"
+#include "util/cm_log.h"
+#include "src/runtime/cm_runtime.h"
 
 #include <link.h>
 #include <stdint.h>

@@ -11,7 +11,7 @@
 #include "config.h"
 #include "directory/cm_dir.h"
 #include "locks/cm_mcs.h"
-#include "src/util/cm_log.h"
+#include "util/cm_log.h"
 
 #include <inttypes.h>
 #include <sched.h>

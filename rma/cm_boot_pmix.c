@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "config.h"
 #include "rma/cm_boot.h"
-#include "src/util/cm_log.h"
+#include "util/cm_log.h"
 
 #include <pmix.h>
 #include <sched.h>

@@ -27,8 +27,8 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "rma/cm_heartbeat.h"
-#include "src/util/cm_log.h"
-#include "src/util/cm_time.h"
+#include "util/cm_log.h"
+#include "util/cm_time.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -25,7 +25,7 @@
 #include "cm.h"
 #include "rma/cm_boot.h"
 #include "rma/cm_heartbeat.h"
-#include "src/util/cm_config.h"
+#include "util/cm_config.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "rma/cm_rma_int.h"
-#include "src/util/cm_log.h"
+#include "util/cm_log.h"
 
 #include <inttypes.h>
 #include <pthread.h>

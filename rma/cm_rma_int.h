@@ -10,8 +10,8 @@
 
 #include "rma/cm_rma.h"
 #include "rma/cm_rma_delay.h"
-#include "src/util/cm_log.h"
-#include "src/util/cm_time.h"
+#include "util/cm_log.h"
+#include "util/cm_time.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -9,8 +9,8 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "rma/cm_rma_int.h"
-#include "src/util/cm_log.h"
-#include "src/util/cm_time.h"
+#include "util/cm_log.h"
+#include "util/cm_time.h"
 
 #include <sched.h>
 #include <stdatomic.h>

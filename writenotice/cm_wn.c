@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "config.h"
 #include "writenotice/cm_wn.h"
-#include "src/util/cm_log.h"
+#include "util/cm_log.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

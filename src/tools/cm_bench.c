@@ -21,8 +21,8 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/tools/cm_bench.h"
-#include "src/util/cm_log.h"
-#include "src/util/cm_time.h"
+#include "util/cm_log.h"
+#include "util/cm_time.h"
 
 #include <inttypes.h>
 #include <signal.h>

@@ -7,7 +7,7 @@
 #ifndef CM_BENCH_H
 #define CM_BENCH_H
 
-#include "src/cm_runtime.h"
+#include "src/runtime/cm_runtime.h"
 
 #include <stdbool.h>
 #include <stddef.h>

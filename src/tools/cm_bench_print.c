@@ -6,9 +6,9 @@
  */
 #include "config.h"
 #include "src/tools/cm_bench.h"
-#include "src/util/cm_build.h"
-#include "src/util/cm_json.h"
-#include "src/util/cm_log.h"
+#include "util/cm_build.h"
+#include "util/cm_json.h"
+#include "util/cm_log.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -9,9 +9,9 @@
 #include "config.h"
 #include "directory/cm_dir.h"
 #include "src/tools/cm_bench.h"
-#include "src/util/cm_log.h"
-#include "src/util/cm_time.h"
-#include "src/cashmere/cm_variant.h"
+#include "util/cm_log.h"
+#include "util/cm_time.h"
+#include "src/protocols/cashmere/cm_variant.h"
 
 #include <inttypes.h>
 #include <signal.h>

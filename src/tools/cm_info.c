@@ -19,12 +19,12 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include "config.h"
-#include "src/cm_check.h"
-#include "src/util/cm_build.h"
-#include "src/util/cm_config.h"
-#include "src/util/cm_log.h"
-#include "src/util/cm_split.h"
-#include "src/cashmere/cm_variant.h"
+#include "src/runtime/cm_check.h"
+#include "util/cm_build.h"
+#include "util/cm_config.h"
+#include "util/cm_log.h"
+#include "util/cm_split.h"
+#include "src/protocols/cashmere/cm_variant.h"
 
 #include <pmix.h>
 #include <inttypes.h>
@@ -460,8 +460,8 @@ static int cm_info_check(int nprocs, int local)
 }
 
 /*
- * The build a binary records: cmcc links a marker string into it (src/cm_hooks.c,
- * src/cm_hooks_loads.c), read here from the file, so neither a missing instrumented
+ * The build a binary records: cmcc links a marker string into it (src/access/cm_hooks.c,
+ * src/access/cm_hooks_loads.c), read here from the file, so neither a missing instrumented
  * store nor a stripped symbol table changes the answer. 1 for a file that is no ELF
  * binary (a wrapper script: the process checks its own build), -1 if it cannot be read.
  */

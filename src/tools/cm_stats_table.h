@@ -6,7 +6,7 @@
 #ifndef CM_STATS_TABLE_H
 #define CM_STATS_TABLE_H
 
-#include "src/util/cm_json.h"
+#include "util/cm_json.h"
 
 #include <stdbool.h>
 #include <stddef.h>

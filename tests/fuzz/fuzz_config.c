@@ -8,8 +8,8 @@
  * value or an error saying why, no crash, no read or write out of bounds.
  */
 #include "config.h"
-#include "src/util/cm_config.h"
-#include "src/util/cm_log.h"
+#include "util/cm_config.h"
+#include "util/cm_log.h"
 
 #include <stdint.h>
 #include <stdio.h>

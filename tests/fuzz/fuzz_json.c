@@ -5,7 +5,7 @@
  * walked (every string NUL-terminated, every member named) and freed.
  */
 #include "config.h"
-#include "src/util/cm_json.h"
+#include "util/cm_json.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * property: the words, each quoted back ('...', a ' written '\''), split into the same words.
  */
 #include "config.h"
-#include "src/util/cm_split.h"
+#include "util/cm_split.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * from them must pass the check and, applied to the twin, give back the page exactly.
  */
 #include "config.h"
-#include "treadmarks/cm_tmk_diff.h"
+#include "src/protocols/treadmarks/cm_tmk_diff.h"
 
 #include <stdint.h>
 #include <stdlib.h>

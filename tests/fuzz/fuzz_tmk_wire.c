@@ -7,9 +7,9 @@
  * every diff applies (cm_tmk_diff_apply) to a page, in bounds.
  */
 #include "config.h"
-#include "treadmarks/cm_tmk_diff.h"
-#include "treadmarks/cm_tmk_interval.h"
-#include "treadmarks/cm_tmk_wire.h"
+#include "src/protocols/treadmarks/cm_tmk_diff.h"
+#include "src/protocols/treadmarks/cm_tmk_interval.h"
+#include "src/protocols/treadmarks/cm_tmk_wire.h"
 
 #include <stdint.h>
 #include <stdlib.h>

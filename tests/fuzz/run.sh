@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The libFuzzer harnesses (tests/fuzz/fuzz_*.c): every decoder of outside input.
-#   config    the CM_* value parsers and the environment scan (src/util/cm_config.c)
-#   json      the JSON parser of the statistics tools (src/util/cm_json_parse.c)
+#   config    the CM_* value parsers and the environment scan (util/cm_config.c)
+#   json      the JSON parser of the statistics tools (util/cm_json_parse.c)
 #   stats     cm_stats's reader of statistics files (src/tools/cm_stats_table.c)
-#   split     the splitter of CM_LAUNCHER_ARGS (src/util/cm_split.c), with a round-trip check
-#   tmk_wire  every TreadMarks message form (treadmarks/cm_tmk_wire.c), then the intervals
+#   split     the splitter of CM_LAUNCHER_ARGS (util/cm_split.c), with a round-trip check
+#   tmk_wire  every TreadMarks message form (src/protocols/treadmarks/cm_tmk_wire.c), then the intervals
 #             and diffs of what it accepts
 #   tmk_diff  TreadMarks diffs from a peer, and the codec's round trip
 # Each is built with Debian's clang, libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer
@@ -38,12 +38,12 @@ all=(config json stats split tmk_wire tmk_diff)
 [ ${#names[@]} -gt 0 ] || names=("${all[@]}")
 
 declare -A sources=(
-    [config]="src/util/cm_config.c src/util/cm_log.c src/util/cm_status.c"
-    [json]="src/util/cm_json_parse.c src/util/cm_json.c src/util/cm_status.c"
-    [stats]="src/tools/cm_stats_table.c src/util/cm_json_parse.c src/util/cm_json.c src/util/cm_status.c"
-    [split]="src/util/cm_split.c"
-    [tmk_wire]="treadmarks/cm_tmk_wire.c treadmarks/cm_tmk_diff.c treadmarks/cm_tmk_interval.c"
-    [tmk_diff]="treadmarks/cm_tmk_diff.c"
+    [config]="util/cm_config.c util/cm_log.c util/cm_status.c"
+    [json]="util/cm_json_parse.c util/cm_json.c util/cm_status.c"
+    [stats]="src/tools/cm_stats_table.c util/cm_json_parse.c util/cm_json.c util/cm_status.c"
+    [split]="util/cm_split.c"
+    [tmk_wire]="src/protocols/treadmarks/cm_tmk_wire.c src/protocols/treadmarks/cm_tmk_diff.c src/protocols/treadmarks/cm_tmk_interval.c"
+    [tmk_diff]="src/protocols/treadmarks/cm_tmk_diff.c"
 )
 
 CC=${FUZZ_CC:-clang}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A model of the Cashmere protocol as src/cashmere/cm_cashmere.c, directory/ and
+ * A model of the Cashmere protocol as src/protocols/cashmere/cm_cashmere.c, directory/ and
  * writenotice/ implement it, checked with SPIN (tests/model/run.sh).
  *
  * Process 0 runs NCS0 critical sections, the others NCS each. A critical
@@ -28,7 +28,7 @@
  * release = transitions + flush, acquire = drain + invalidate + self-notices +
  * unsafe checks + overflow.
  *
- * The mechanisms of the variants (src/cashmere/cm_fill_*.c, cm_write_*.c), one macro
+ * The mechanisms of the variants (src/protocols/cashmere/cm_fill_*.c, cm_write_*.c), one macro
  * per dimension; none: page fill and store hooks (CHS*):
  *   FILL_LINE      software line fills (NS**): the join copies nothing; a read of a
  *                  page whose line is not valid gets it from the home (one line per
@@ -40,7 +40,7 @@
  *                  engine forwards what differs from the twin, at the latest when the
  *                  page is settled (before its write transition and before it is
  *                  dropped), and a line fill installs the fetched words in the twin too.
- *   REFETCH        CM_REFETCH=used (src/cashmere/cm_refetch.h; page copies, CAS form): an
+ *   REFETCH        CM_REFETCH=used (src/protocols/cashmere/cm_refetch.h; page copies, CAS form): an
  *                  acquire's invalidation keeps the page in the sharing set ("pending"),
  *                  and the acquire's end reads a snapshot of its entry, then gets the
  *                  page from its home, each one step; a snapshot that shows the

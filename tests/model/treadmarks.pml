@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Lazy diff creation with twins that span intervals, as the TreadMarks
- * baseline implements it (treadmarks/cm_tmk_pages.c: tm_make_diff, tm_invalidate,
+ * baseline implements it (src/protocols/treadmarks/cm_tmk_pages.c: tm_make_diff, tm_invalidate,
  * cm_tmk_validate, cm_tmk_fault; cm_tmk_locks.c: the lock grant), checked with SPIN
  * (tests/model/run.sh).
  *

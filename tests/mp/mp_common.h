@@ -4,7 +4,7 @@
 #define MP_COMMON_H
 
 #include "cm.h"
-#include "src/cm_runtime.h"
+#include "src/runtime/cm_runtime.h"
 
 #include <errno.h>
 #include <fcntl.h>

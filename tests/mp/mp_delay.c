@@ -6,7 +6,7 @@
  * are checked; they hold by construction, whatever the machine's load.
  */
 #include "mp_common.h"
-#include "src/util/cm_time.h"
+#include "util/cm_time.h"
 
 #define N 20
 

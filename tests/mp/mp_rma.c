@@ -12,7 +12,7 @@
  */
 #include "mp_common.h"
 
-#include "src/util/cm_time.h"
+#include "util/cm_time.h"
 
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>

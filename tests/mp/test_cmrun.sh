@@ -151,7 +151,7 @@ fi
 expect_ok "$CM_INFO" --variants
 [ "$(count_out '^[CN][HS][HS][MN] (available|unavailable|not-implemented) build=(plain|stores|accesses) fill=[a-z]+ write=[a-z]+ merge=[a-z]+ fabric=(any|map)( (why|note)=.+)?$')" -eq 10 ] ||
     fail "cm_info --variants: not one line per variant of the table"
-rows=$(grep -c '^ *_([CN][HS][HS][MN],' "$top_srcdir/src/util/cm_variant_table.h")
+rows=$(grep -c '^ *_([CN][HS][HS][MN],' "$top_srcdir/util/cm_variant_table.h")
 [ "$rows" -eq 10 ] || fail "the variant table has $rows rows, not the paper's ten"
 expect_out '^CHSM available build=stores fill=page write=hooks merge=buffer fabric=any$'
 expect_out '^NHHM [a-z-]+ build=plain fill=map write=mapped merge=none fabric=map .*(M: stores reach the home through the mapping|why=)'
@@ -186,7 +186,7 @@ expect_ok env -C "$tmp/work" CM_STATS=./s.json "$CMRUN" -n 2 "$MP/mp_init" info
 
 note "cm_info -c lists every setting of the table, with its doc"
 expect_ok "$CM_INFO" -c
-names=$(sed -n 's/^ *_([a-z_]*, *\([A-Z_]*\),.*/CM_\1/p' "$top_srcdir/src/util/cm_config_table.h")
+names=$(sed -n 's/^ *_([a-z_]*, *\([A-Z_]*\),.*/CM_\1/p' "$top_srcdir/util/cm_config_table.h")
 [ -n "$names" ] || fail "could not read the table"
 for n in $names; do
     expect_out "^$n="

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Inline access checks (the default build, src/cm_shadow.c) against the hook call
+# Inline access checks (the default build, src/access/cm_shadow.c) against the hook call
 # per store (cmcc's CMCC_CHECKS=callback), which stays supported: every litmus
 # case with the callback build under both software-doubling variants and both
 # directory forms at 3 and 4 processes, over shared memory and TCP (the inline

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # cm_stats merges the statistics files (CM_STATS=FILE, cashmere-stats/1) of real runs into one
 # CSV: one row per run, or per process; the schema's scalar members and every timer and
-# counter of src/cm_stats.h as columns, each holding what the file says; fields with commas,
+# counter of util/cm_stats.h as columns, each holding what the file says; fields with commas,
 # quotes or line breaks quoted. A bad option is one line and exit 2; a file it cannot use,
 # one line naming it and exit 1.
 . "$top_srcdir/tests/lib.sh"
@@ -11,11 +11,11 @@ export CM_APPS_DIR="$top_builddir/apps"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# Every timer and counter, in the order src/cm_stats.h declares them.
-values=$(sed -n 's/^ *_(\([a-z_0-9]*\), *".*/\1/p' "$top_srcdir/src/cm_stats.h" | paste -sd,)
-[ "$(tr ',' '\n' <<< "$values" | grep -c '_ns$')" -eq 13 ] || fail "could not read src/cm_stats.h"
-commit=$(sed -n 's/^#define CM_BUILD_COMMIT "\(.*\)"$/\1/p' "$top_builddir/src/util/cm_commit.h")
-[ -n "$commit" ] || fail "no commit in src/util/cm_commit.h"
+# Every timer and counter, in the order util/cm_stats.h declares them.
+values=$(sed -n 's/^ *_(\([a-z_0-9]*\), *".*/\1/p' "$top_srcdir/util/cm_stats.h" | paste -sd,)
+[ "$(tr ',' '\n' <<< "$values" | grep -c '_ns$')" -eq 13 ] || fail "could not read util/cm_stats.h"
+commit=$(sed -n 's/^#define CM_BUILD_COMMIT "\(.*\)"$/\1/p' "$top_builddir/util/cm_commit.h")
+[ -n "$commit" ] || fail "no commit in util/cm_commit.h"
 # json_total NAME FILE: the job's total of a timer or counter, read from the file's total line.
 json_total() { sed -n 's/^  "total": {.*"'"$1"'": \([0-9]*\)[,}].*/\1/p' "$2"; }
 # csv_rows: $out without its header.

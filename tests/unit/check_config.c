@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests: CM_* configuration parsing, unknown-name detection, dump. */
 #include "config.h"
-#include "src/cashmere/cm_variant.h"
-#include "src/cm_check.h"
-#include "src/util/cm_config.h"
+#include "src/protocols/cashmere/cm_variant.h"
+#include "src/runtime/cm_check.h"
+#include "util/cm_config.h"
 
 #include <check.h>
 #include <math.h>

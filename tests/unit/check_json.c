@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests of the JSON string writer and parser (src/util/cm_json.h): whatever a string
+ * Unit tests of the JSON string writer and parser (util/cm_json.h): whatever a string
  * holds (quotes, backslashes, control characters, bytes that are not UTF-8), the writer's
  * output parses back, to the same string where it was valid UTF-8; the parser refuses
  * malformed text with the line of the fault.
  */
 #include "config.h"
-#include "src/util/cm_json.h"
+#include "util/cm_json.h"
 
 #include <check.h>
 #include <stdlib.h>

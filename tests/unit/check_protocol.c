@@ -6,8 +6,8 @@
  */
 #include "config.h"
 #include "directory/cm_dir.h"
-#include "src/cm_heap.h"
-#include "src/cashmere/cm_merge.h"
+#include "src/runtime/cm_heap.h"
+#include "src/protocols/cashmere/cm_merge.h"
 #include "writenotice/cm_wn.h"
 
 #include <check.h>

@@ -2,7 +2,7 @@
 /* Unit tests: the delay-injection model and the shared-region layout. */
 #include "config.h"
 #include "rma/cm_rma_delay.h"
-#include "src/cm_runtime.h"
+#include "src/runtime/cm_runtime.h"
 
 #include <check.h>
 #include <stdlib.h>

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests of the statistics' exclusive phase timers (src/cm_stats.h): a nested phase stops
+ * Unit tests of the statistics' exclusive phase timers (util/cm_stats.h): a nested phase stops
  * its parent's clock, so that the breakdown of experiments/paper (Fig. 2) can add timers up.
  * The checks are inequalities between a phase's charge and spans the test measures itself on
  * the same clock, inside or around the phase: no timing threshold. Then the JSON of the
  * statistics (schema cashmere-stats/1, docs/STATS.md), parsed back, and the table's units.
  */
 #include "config.h"
-#include "src/cm_stats.h"
-#include "src/util/cm_json.h"
-#include "src/util/cm_time.h"
+#include "util/cm_stats.h"
+#include "util/cm_json.h"
+#include "util/cm_time.h"
 
 #include <check.h>
 #include <pthread.h>

@@ -6,8 +6,8 @@
  * duplicates, gaps, wire form, garbage collection).
  */
 #include "config.h"
-#include "treadmarks/cm_tmk_diff.h"
-#include "treadmarks/cm_tmk_interval.h"
+#include "src/protocols/treadmarks/cm_tmk_diff.h"
+#include "src/protocols/treadmarks/cm_tmk_interval.h"
 
 #include <check.h>
 #include <stdlib.h>

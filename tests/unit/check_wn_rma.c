@@ -7,7 +7,7 @@
 #include "config.h"
 #include "rma/cm_boot.h"
 #include "rma/cm_rma.h"
-#include "src/cm_meta.h"
+#include "src/protocols/cm_meta.h"
 #include "writenotice/cm_wn.h"
 
 #include <check.h>

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Page copy on a fault (the C of C***): the first access to a page copies all
+ * of it from its home with one RMA get into the local copy; later loads hit
+ * the copy (the "hardware" of the paper's CH** reads). Dropping the page at
+ * self-invalidation takes all access away, so the next one faults and copies
+ * again. The home's own pages are its master copy and are never copied.
+ *
+ * A page whose home is known before its join (fixed, as the directory word last seen says) is
+ * got at the same time as the join's compare-and-swap, not after it: one round trip, not two.
+ * Every write released before our acquire is at the home before this get is issued. A later
+ * write the copy may lack is a writer's whose writes land after the get read the page: if it
+ * is in the entry we join, the page turns or is WEAK and we self-notice; if its transition
+ * follows our join, it notifies us. Either way our next acquire drops the copy. What is left
+ * is a writer that joined, wrote and left between the word we saw and our join: it is in no
+ * entry we see. So the copy counts only if the join's first compare-and-swap, on the word
+ * seen before the get was issued, succeeds: the word's tag counts writers that left
+ * (cm_dir.h), so an unchanged word had none. Otherwise (fill op .early with home -1) the
+ * page is got again after the join, as without the early copy.
+ */
+#include "config.h"
+#include "src/protocols/cashmere/cm_cm_int.h"
+
+static struct {
+    int64_t        page; /* the page whose get is in flight (-1: none) */
+    int            home;
+    cm_rma_fetch_t get;  /* waited for alone: a flush of the home would also wait for the
+                            acknowledgements of our forwarded stores there */
+} cm_fp = {-1, 0, {0}};
+
+static cm_status_t cm_fp_init(void)
+{
+    cm_fp.page = -1;
+    return CM_OK;
+}
+
+static cm_status_t cm_fp_early(uint64_t p, int home)
+{
+    if (home < 0) {
+        cm_fp.home = -1; /* stale: it lands at map's flush, and map gets the page again */
+        return CM_OK;
+    }
+    CM_CHECK(cm_rma_get_fetch(cm_cm.rma, home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps, &cm_fp.get));
+    cm_fp.page = (int64_t)p;
+    cm_fp.home = home;
+    return CM_OK;
+}
+
+static void cm_fp_fini(void)
+{
+}
+
+static cm_status_t cm_fp_map(uint64_t p, int home, bool claimed_home, bool whole)
+{
+    bool early = cm_fp.page == (int64_t)p && cm_fp.home == home;
+
+    (void)whole; /* the whole page, always */
+    if (cm_fp.page >= 0) {
+        /* Ours, right or not: it lands now. */
+        cm_fp.page = -1;
+        CM_CHECK(cm_rma_fetch_wait(cm_cm.rma, &cm_fp.get));
+    }
+    /* A page that just moved here was copied in while its entry was held (cm_cm_held). */
+    if (!claimed_home && home != cm_cm.me) {
+        if (!early) {
+            CM_CHECK(cm_rma_get(cm_cm.rma, home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
+        }
+        cm_cm.st.pages_fetched++;
+    }
+    return CM_OK;
+}
+
+static cm_status_t cm_fp_drop(uint64_t p)
+{
+    return cm_cm_protect(p, PROT_NONE);
+}
+
+const cm_fill_ops_t cm_fill_page_ops = {
+    .name = "page",
+    .init = cm_fp_init,
+    .fini = cm_fp_fini,
+    .map  = cm_fp_map,
+    .early = cm_fp_early,
+    .drop = cm_fp_drop,
+    .copies = true,
+};

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The synchronization and allocation half of cm.h: thin wrappers over the
+ * active protocol and the shared heap. A failure here means the DSM cannot
+ * go on: one line, and the whole job ends.
+ */
+#include "config.h"
+#include "src/runtime/cm_heap.h"
+#include "util/cm_log.h"
+#include "src/protocols/cm_protocol.h"
+#include "src/access/cm_replica_heap.h"
+#include "src/runtime/cm_runtime.h"
+#include "src/protocols/cashmere/cm_variant.h"
+
+#include <inttypes.h>
+
+static void cm_api_require(const char *fn)
+{
+    if (!cm_rt.initialized) {
+        cm_fatal(1, "%s called before cm_init", fn);
+    }
+}
+
+static void cm_api_check(cm_status_t status, const char *fn)
+{
+    if (status != CM_OK) {
+        cm_fatal(1, "%s failed: %s", fn, cm_status_string(status));
+    }
+}
+
+/* "48m", "1g": a size as CM_SHARED_SIZE takes it, rounded up to whole MiB. */
+static void cm_api_size_setting(uint64_t bytes, char *buf, size_t len)
+{
+    uint64_t mib = (bytes + (1u << 20) - 1) >> 20;
+
+    if (mib % 1024 == 0) {
+        snprintf(buf, len, "%" PRIu64 "g", mib / 1024);
+    } else {
+        snprintf(buf, len, "%" PRIu64 "m", mib);
+    }
+}
+
+/*
+ * The one line a researcher needs: what the collective heap holds and why (the region
+ * less the part CM_LOCAL_HEAP sets aside), and a CM_SHARED_SIZE that fits this request
+ * on top of what is in use (a page of slack for alignment).
+ */
+__attribute__((noreturn)) static void cm_api_heap_exhausted(size_t size)
+{
+    uint64_t page = cm_rt.page_size, heap = cm_rt.local_base;
+    uint64_t need = cm_rt.heap.in_use + (size + page - 1) / page * page + page;
+    uint64_t local = cm_rt.shared_size - heap, fit;
+    char have[32], set_aside[48], fits[32];
+
+    if (cm_rt.config.local_heap != 0) {
+        fit = need + cm_rt.config.local_heap;
+        snprintf(set_aside, sizeof(set_aside), "CM_LOCAL_HEAP");
+    } else {
+        fit = (need * 4 + 2) / 3; /* a quarter of the region goes to cm_malloc_local */
+        snprintf(set_aside, sizeof(set_aside), "a quarter, CM_LOCAL_HEAP's default");
+    }
+    cm_api_size_setting(cm_rt.shared_size, have, sizeof(have));
+    cm_api_size_setting(fit, fits, sizeof(fits));
+    cm_fatal(1, "cm_malloc(%zu): the shared heap is exhausted: %" PRIu64 " of its %" PRIu64
+             " bytes in use (CM_SHARED_SIZE=%s less %" PRIu64 " bytes for cm_malloc_local, %s); "
+             "CM_SHARED_SIZE=%s would fit this request", size, cm_rt.heap.in_use, heap, have,
+             local, set_aside, fits);
+}
+
+void *cm_malloc(size_t size)
+{
+    uint64_t off;
+    cm_status_t status;
+
+    cm_api_require("cm_malloc");
+    if (size == 0) {
+        return NULL;
+    }
+    CM_RT_ENTER();
+    status = cm_heap_alloc(&cm_rt.heap, size, &off);
+    CM_RT_LEAVE();
+    if (status == CM_ERR_NO_MEMORY) {
+        cm_api_heap_exhausted(size);
+    }
+    cm_api_check(status, "cm_malloc");
+    return (char *)cm_rt.shared_base + off;
+}
+
+void cm_free(void *ptr)
+{
+    uintptr_t a = (uintptr_t)ptr, base = (uintptr_t)cm_rt.shared_base;
+
+    cm_api_require("cm_free");
+    if (ptr == NULL) {
+        return;
+    }
+    CM_RT_ENTER();
+    if (a < base || a >= base + cm_rt.shared_size ||
+        cm_heap_free(&cm_rt.heap, a - base) != CM_OK) {
+        cm_fatal(1, "cm_free(%p): not a block returned by cm_malloc", ptr);
+    }
+    CM_RT_LEAVE();
+}
+
+void *cm_malloc_local(size_t size)
+{
+    uint64_t off;
+    cm_status_t status;
+
+    cm_api_require("cm_malloc_local");
+    if (size == 0) {
+        return NULL;
+    }
+    CM_RT_ENTER();
+    status = cm_heap_alloc(&cm_rt.local_heap, size, &off);
+    CM_RT_LEAVE();
+    if (status == CM_ERR_NO_MEMORY) {
+        cm_fatal(1, "cm_malloc_local(%zu): this process's part of the shared region is exhausted "
+                 "(%" PRIu64 " of %" PRIu64 " bytes in use); raise CM_LOCAL_HEAP or CM_SHARED_SIZE",
+                 size, cm_rt.local_heap.in_use, cm_rt.local_arena);
+    }
+    cm_api_check(status, "cm_malloc_local");
+    return (void *)(cm_rt_local_arena() + off);
+}
+
+void cm_free_local(void *ptr)
+{
+    uintptr_t mine = cm_rt_local_arena(), a = (uintptr_t)ptr;
+
+    cm_api_require("cm_free_local");
+    if (ptr == NULL) {
+        return;
+    }
+    CM_RT_ENTER();
+    if (a < mine || a >= mine + cm_rt.local_arena ||
+        cm_heap_free(&cm_rt.local_heap, a - mine) != CM_OK) {
+        cm_fatal(1, "cm_free_local(%p): not a block this process got from cm_malloc_local", ptr);
+    }
+    CM_RT_LEAVE();
+}
+
+/* A lock id of the job (0..CM_LOCKS-1), checked here once for every protocol. */
+static void cm_api_lock_id(int id, const char *fn)
+{
+    if (id < 0) {
+        cm_fatal(1, "%s(%d): lock ids are not negative", fn, id);
+    }
+    if ((unsigned)id >= cm_rt.meta.nlocks) {
+        cm_fatal(1, "lock id %d is out of range: CM_LOCKS=%u allows 0..%u", id, cm_rt.meta.nlocks,
+                 cm_rt.meta.nlocks - 1);
+    }
+}
+
+void cm_lock_acquire(int id)
+{
+    cm_api_require("cm_lock_acquire");
+    cm_api_lock_id(id, "cm_lock_acquire");
+    CM_RT_ENTER();
+    cm_api_check(cm_rt.proto->lock_acquire((unsigned)id), "cm_lock_acquire");
+    CM_RT_LEAVE();
+}
+
+void cm_lock_release(int id)
+{
+    cm_api_require("cm_lock_release");
+    cm_api_lock_id(id, "cm_lock_release");
+    CM_RT_ENTER();
+    cm_api_check(cm_rt.proto->lock_release((unsigned)id), "cm_lock_release");
+    CM_RT_LEAVE();
+}
+
+void cm_barrier(void)
+{
+    cm_api_require("cm_barrier");
+    CM_RT_ENTER();
+    cm_api_check(cm_rt.proto->barrier(), "cm_barrier");
+    CM_RT_LEAVE();
+}
+
+void cm_init_done(void)
+{
+    cm_api_require("cm_init_done");
+    CM_RT_ENTER();
+    cm_api_check(cm_rt.proto->init_done(), "cm_init_done");
+    CM_RT_LEAVE();
+}
+
+const char *cm_protocol_name(void)
+{
+    cm_api_require("cm_protocol_name");
+    return cm_rt.proto->name;
+}
+
+const char *cm_variant_name(void)
+{
+    cm_api_require("cm_variant_name");
+    return (cm_rt.proto == &cm_protocol_cashmere) ? cm_variants[cm_rt.config.variant].name : NULL;
+}
+
+void cm_stats_reset(void)
+{
+    cm_api_require("cm_stats_reset");
+    CM_RT_ENTER();
+    cm_rt.proto->stats_reset();
+    cm_rt.stats_stopped = false;
+    CM_RT_LEAVE();
+}
+
+void cm_stats_stop(void)
+{
+    cm_api_require("cm_stats_stop");
+    CM_RT_ENTER();
+    cm_rt.proto->stats(&cm_rt.stats_at_stop);
+    cm_rt.stats_stopped = true;
+    CM_RT_LEAVE();
+}
