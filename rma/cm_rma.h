@@ -25,7 +25,6 @@
 #include "cm.h"
 #include "rma/cm_boot.h"
 #include "rma/cm_heartbeat.h"
-#include "util/cm_config.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,17 +32,22 @@
 #include <string.h>
 #include <ucp/api/ucp.h>
 
+/* Whether a thread serves peers while the process computes (CM_PROGRESS_THREAD), and how a
+ * wait for a peer's write waits (CM_WAIT): the runtime translates the settings. */
+typedef enum { CM_RMA_PROGRESS_AUTO, CM_RMA_PROGRESS_ON, CM_RMA_PROGRESS_OFF } cm_rma_progress_t;
+typedef enum { CM_RMA_WAIT_AUTO, CM_RMA_WAIT_SPIN, CM_RMA_WAIT_BLOCK } cm_rma_wait_t;
+
 typedef struct cm_rma cm_rma_t;
 typedef struct cm_rma_seg cm_rma_seg_t;
 
 typedef struct {
     cm_boot_t          *boot;
-    cm_progress_mode_t progress;
+    cm_rma_progress_t progress;
     uint64_t           handoff_ns;   /* CM_PROGRESS_HANDOFF */
     uint64_t           latency_ns;   /* delay injection, see cm_rma_delay.h */
     double             bandwidth;    /* bytes/s, 0 = unlimited */
     uint64_t           overhead_ns;
-    cm_wait_mode_t     wait;         /* CM_WAIT */
+    cm_rma_wait_t     wait;         /* CM_WAIT */
     uint64_t           wait_spin_ns; /* CM_WAIT_SPIN */
     cm_heartbeat_params_t heartbeat;  /* CM_PEER_TIMEOUT: see cm_heartbeat.h */
 } cm_rma_params_t;

@@ -72,7 +72,7 @@ struct cm_rma {
     bool               *shm_peer;   /* per pe: UCX reaches it through shared memory */
     bool               shm_known;   /* shm_peer is filled (an ATOMIC segment was mapped) */
 
-    cm_progress_mode_t progress_mode;
+    cm_rma_progress_t progress_mode;
     bool               thread_running;
     pthread_t          thread;
     int                stop_fd;
@@ -81,7 +81,7 @@ struct cm_rma {
     uint64_t           handoff_ns;    /* how often a parked progress thread looks again */
 
     /* Blocking waits (cm_rma_wait.c). */
-    cm_wait_mode_t     wait_mode;
+    cm_rma_wait_t     wait_mode;
     uint64_t           wait_spin_ns;  /* spin (and yield) this long before blocking */
     bool               blocking;      /* waits may block (decided by cm_rma_wait_setup) */
     int                worker_fd;     /* the worker's event fd where waits block, else -1 */

@@ -427,7 +427,7 @@ cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, cm_rma_seg_kin
      * puts, gets and atomics in software here; so do emulated atomics, even between mapped
      * peers: without the thread, an atomic on a process computing or blocked outside the library
      * waited until it next entered it (150 ms in mp_rma; for ever in mp_progress's "blocked"). */
-    if (rma->progress_mode == CM_PROGRESS_AUTO && (!rma->all_mapped || rma->amo_emulated) &&
+    if (rma->progress_mode == CM_RMA_PROGRESS_AUTO && (!rma->all_mapped || rma->amo_emulated) &&
         !rma->thread_running) {
         status = cm_rma_thread_start(rma);
         if (status != CM_OK) {

@@ -96,7 +96,7 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
     }
     ucp_params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
     ucp_params.features   = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
-    if (rma->progress_mode != CM_PROGRESS_OFF) {
+    if (rma->progress_mode != CM_RMA_PROGRESS_OFF) {
         ucp_params.features |= UCP_FEATURE_WAKEUP;
     }
     ucp_params.mt_workers_shared = 0;
@@ -110,9 +110,9 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
 
     /* A worker shared with the progress thread needs UCX's own locking. */
     wparams.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wparams.thread_mode = (rma->progress_mode == CM_PROGRESS_OFF) ? UCS_THREAD_MODE_SINGLE
+    wparams.thread_mode = (rma->progress_mode == CM_RMA_PROGRESS_OFF) ? UCS_THREAD_MODE_SINGLE
                                                                    : UCS_THREAD_MODE_MULTI;
-    if (rma->progress_mode != CM_PROGRESS_OFF) {
+    if (rma->progress_mode != CM_RMA_PROGRESS_OFF) {
         wparams.field_mask |= UCP_WORKER_PARAM_FIELD_EVENTS;
         /* RX: peers' requests. TX: makes ucp_worker_arm refuse while a send
            is queued for lack of room at the peer; with RX alone the thread
@@ -172,7 +172,7 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
         }
     }
 
-    if (rma->progress_mode == CM_PROGRESS_ON && rma->nprocs > 1) {
+    if (rma->progress_mode == CM_RMA_PROGRESS_ON && rma->nprocs > 1) {
         status = cm_rma_thread_start(rma);
         if (status != CM_OK) {
             goto err_eps;

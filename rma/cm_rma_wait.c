@@ -201,7 +201,7 @@ static void cm_rma_wake_self(cm_rma_t *rma)
 /* Why this process cannot be woken from a sleep, or NULL if it can. */
 static const char *cm_rma_block_obstacle(cm_rma_t *rma, char *buf, size_t len)
 {
-    if (rma->progress_mode == CM_PROGRESS_OFF && rma->nprocs > 1) {
+    if (rma->progress_mode == CM_RMA_PROGRESS_OFF && rma->nprocs > 1) {
         return "a blocked wait hands the peers' requests to the progress thread, and "
                "CM_PROGRESS_THREAD=off";
     }
@@ -252,16 +252,16 @@ cm_status_t cm_rma_wait_setup(cm_rma_t *rma, void *word, int local_procs)
     }
     rma->wait_self = word;
 
-    if (rma->wait_mode == CM_WAIT_SPIN || rma->nprocs == 1) {
+    if (rma->wait_mode == CM_RMA_WAIT_SPIN || rma->nprocs == 1) {
         return CM_OK;
     }
-    if (rma->wait_mode == CM_WAIT_AUTO && local_procs <= cpus) {
+    if (rma->wait_mode == CM_RMA_WAIT_AUTO && local_procs <= cpus) {
         cm_debug("waits spin: %d processes on this node, %d cores", local_procs, cpus);
         return CM_OK;
     }
     obstacle = cm_rma_block_obstacle(rma, why, sizeof(why));
     if (obstacle != NULL) {
-        if (rma->wait_mode == CM_WAIT_BLOCK) {
+        if (rma->wait_mode == CM_RMA_WAIT_BLOCK) {
             cm_error("CM_WAIT=block: %s", obstacle);
             return CM_ERR_INVALID;
         }

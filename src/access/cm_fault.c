@@ -9,7 +9,6 @@
 #include "src/access/cm_fault.h"
 #include "src/access/cm_replica_heap.h"
 #include "util/cm_log.h"
-#include "src/runtime/cm_runtime.h"
 #include "src/access/cm_shadow.h"
 
 #include <errno.h>

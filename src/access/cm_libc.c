@@ -24,7 +24,6 @@
 #include "config.h"
 #include "src/access/cm_hooks_api.h"
 #include "src/access/cm_libc.h"
-#include "src/runtime/cm_runtime.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -45,12 +44,21 @@
         cm_real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name); \
     }
 
+cm_libc_region_t cm_libc_region_;
+
+void cm_libc_region(void *base, size_t size, size_t page)
+{
+    cm_libc_region_.lo   = (uintptr_t)base;
+    cm_libc_region_.hi   = (uintptr_t)base + size;
+    cm_libc_region_.page = page;
+}
+
 /* The part of [p, p+n) inside the shared region's application view, as [*s, *e); false if none. */
 static bool cm_libc_clip(const void *p, size_t n, uintptr_t *s, uintptr_t *e)
 {
-    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)cm_rt.shared_base, hi = lo + cm_rt.shared_size;
+    uintptr_t a = (uintptr_t)p, lo = cm_libc_region_.lo, hi = cm_libc_region_.hi;
 
-    if (!cm_rt.initialized || n == 0 || a >= hi || a + n <= lo) {
+    if (n == 0 || a >= hi || a + n <= lo) {
         return false;
     }
     *s = (a > lo) ? a : lo;
@@ -71,7 +79,7 @@ void cm_libc_wrote(const void *p, size_t n)
  * software line fills, its lines current: it may write only part of them) first. */
 static void cm_libc_prepare(void *p, size_t n)
 {
-    uintptr_t s, e, page = cm_rt.page_size;
+    uintptr_t s, e, page = cm_libc_region_.page;
 
     if (!cm_libc_clip(p, n, &s, &e)) {
         return;

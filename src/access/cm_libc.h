@@ -13,6 +13,19 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+/* The shared region's application view while the runtime is up ([lo, hi), hi == lo: not
+ * up), and its page size: what the interposers clip to. */
+typedef struct {
+    uintptr_t lo, hi;
+    size_t    page;
+} cm_libc_region_t;
+
+extern cm_libc_region_t cm_libc_region_ __attribute__((visibility("hidden")));
+
+/* The runtime says where the region is (cm_init) and that it is gone (size 0, cm_finalize). */
+void cm_libc_region(void *base, size_t size, size_t page) __attribute__((visibility("hidden")));
 
 void cm_libc_wrote(const void *p, size_t n) __attribute__((visibility("hidden")));
 

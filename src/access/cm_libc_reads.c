@@ -22,7 +22,6 @@
 #include "config.h"
 #include "src/access/cm_hooks_api.h"
 #include "src/access/cm_libc.h"
-#include "src/runtime/cm_runtime.h"
 
 #include <dlfcn.h>
 #include <printf.h>
@@ -49,7 +48,7 @@ static volatile bool cm_libc_reads_on; /* a load handler is set: reads need repo
 
 void cm_libc_loading(const void *p, size_t n)
 {
-    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)cm_rt.shared_base, hi = lo + cm_rt.shared_size;
+    uintptr_t a = (uintptr_t)p, lo = cm_libc_region_.lo, hi = cm_libc_region_.hi;
 
     if (!cm_libc_reads_on || n == 0 || a >= hi || a + n <= lo) {
         return;
@@ -66,7 +65,7 @@ void cm_libc_loading(const void *p, size_t n)
 
 void cm_libc_loading_str(const char *s, size_t max)
 {
-    uintptr_t a = (uintptr_t)s, lo = (uintptr_t)cm_rt.shared_base, hi = lo + cm_rt.shared_size;
+    uintptr_t a = (uintptr_t)s, lo = cm_libc_region_.lo, hi = cm_libc_region_.hi;
 
     if (!cm_libc_reads_on || s == NULL || a < lo || a >= hi) {
         return;

@@ -7,14 +7,38 @@
 #define CM_PROTOCOL_H
 
 #include "cm.h"
+#include "rma/cm_rma.h"
+#include "src/protocols/cm_meta.h"
+#include "util/cm_config.h"
 #include "util/cm_stats.h"
 
 #include <stdbool.h>
 
+/*
+ * All a protocol knows of the runtime, handed to its init (and by it to its mechanisms'):
+ * no protocol or mechanism reads the runtime's state. The runtime keeps it, and what it
+ * points to, alive until the protocol's fini.
+ */
+typedef struct {
+    int                    rank;
+    int                    nprocs;
+    cm_rma_t               *rma;
+    char                   *app;       /* the shared region as the application sees it */
+    char                   *net;       /* the same memory as the network sees it (never protected) */
+    size_t                 size;       /* bytes of the region */
+    size_t                 page_size;
+    uint64_t               npages;
+    char                   *meta_base; /* this process's metadata segment (same VA everywhere) */
+    const cm_meta_layout_t *meta;      /* where each protocol structure lies in it */
+    const cm_config_t      *config;
+} cm_protocol_ctx_t;
+
 typedef struct {
     const char *name;
+    /* The most processes a job may have under it; 0: the one-sided layer's limit. */
+    int max_procs;
     /* After the segments exist; sets the application view's protections. Collective. */
-    cm_status_t (*init)(void);
+    cm_status_t (*init)(const cm_protocol_ctx_t *ctx);
     /* Before the one-sided layer goes away. Collective. */
     void (*fini)(void);
     /* An access to the application view of the shared region faulted. */

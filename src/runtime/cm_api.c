@@ -10,7 +10,7 @@
 #include "src/protocols/cm_protocol.h"
 #include "src/access/cm_replica_heap.h"
 #include "src/runtime/cm_runtime.h"
-#include "src/protocols/cashmere/cm_variant.h"
+#include "util/cm_variant.h"
 
 #include <inttypes.h>
 

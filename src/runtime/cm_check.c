@@ -2,9 +2,9 @@
 #include "config.h"
 #include "src/runtime/cm_check.h"
 #include "util/cm_log.h"
-#include "src/protocols/cashmere/cm_variant.h"
+#include "util/cm_variant.h"
 #include "directory/cm_dir.h"
-#include "src/protocols/treadmarks/cm_tmk_interval.h"
+#include "src/protocols/cm_protocol.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -52,7 +52,7 @@ int cm_check_max_procs(const cm_config_t *cfg, const char **setting, const char 
     if (cfg->protocol == CM_PROTOCOL_TREADMARKS) {
         *setting = "CM_PROTOCOL=treadmarks";
         *reason  = "as many as the Cashmere directory";
-        return CM_TMK_MAX_PROCS;
+        return cm_protocol_treadmarks.max_procs;
     }
     if (cfg->directory == CM_DIRECTORY_CAS) {
         *setting = "CM_DIRECTORY=cas";

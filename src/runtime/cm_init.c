@@ -9,6 +9,7 @@
 #include "src/runtime/cm_check.h"
 #include "src/runtime/cm_exit.h"
 #include "src/access/cm_fault.h"
+#include "src/access/cm_libc.h"
 #include "util/cm_log.h"
 #include "src/runtime/cm_preinit.h"
 #include "src/access/cm_replica_heap.h"
@@ -146,16 +147,20 @@ static int cm_rt_init(int *argc, char ***argv)
     }
 
     rma_params.boot        = cm_rt.boot;
-    rma_params.progress    = (cm_progress_mode_t)cm_rt.config.progress_thread;
+    rma_params.progress    = (cm_rt.config.progress_thread == CM_PROGRESS_ON)    ? CM_RMA_PROGRESS_ON
+                             : (cm_rt.config.progress_thread == CM_PROGRESS_OFF) ? CM_RMA_PROGRESS_OFF
+                                                                                : CM_RMA_PROGRESS_AUTO;
     /* TreadMarks serves requests while the application computes: the thread is its "interrupt". */
-    if (cm_rt.config.protocol == CM_PROTOCOL_TREADMARKS && rma_params.progress == CM_PROGRESS_AUTO) {
-        rma_params.progress = CM_PROGRESS_ON;
+    if (cm_rt.config.protocol == CM_PROTOCOL_TREADMARKS && rma_params.progress == CM_RMA_PROGRESS_AUTO) {
+        rma_params.progress = CM_RMA_PROGRESS_ON;
     }
     rma_params.handoff_ns  = cm_rt.config.progress_handoff;
     rma_params.latency_ns  = cm_rt.config.net_latency;
     rma_params.bandwidth   = cm_rt.config.net_bandwidth;
     rma_params.overhead_ns = cm_rt.config.net_overhead;
-    rma_params.wait        = (cm_wait_mode_t)cm_rt.config.wait;
+    rma_params.wait        = (cm_rt.config.wait == CM_WAIT_SPIN)    ? CM_RMA_WAIT_SPIN
+                             : (cm_rt.config.wait == CM_WAIT_BLOCK) ? CM_RMA_WAIT_BLOCK
+                                                                    : CM_RMA_WAIT_AUTO;
     rma_params.wait_spin_ns = cm_rt.config.wait_spin;
     rma_params.heartbeat.timeout_ns = cm_rt.config.peer_timeout;
     rma_params.heartbeat.lost       = cm_rt_peer_lost;
@@ -246,7 +251,20 @@ static int cm_rt_init(int *argc, char ***argv)
         cm_rt.proto = &cm_protocol_cashmere;
         break;
     }
-    status = cm_rt.proto->init();
+    cm_rt.proto_ctx = (cm_protocol_ctx_t){
+        .rank      = cm_rt.rank,
+        .nprocs    = cm_rt.nprocs,
+        .rma       = cm_rt.rma,
+        .app       = cm_rt.shared_base,
+        .net       = cm_rt.shared_net,
+        .size      = cm_rt.shared_size,
+        .page_size = cm_rt.page_size,
+        .npages    = cm_rt.npages,
+        .meta_base = cm_rt.meta_base,
+        .meta      = &cm_rt.meta,
+        .config    = &cm_rt.config,
+    };
+    status = cm_rt.proto->init(&cm_rt.proto_ctx);
     if (status == CM_OK) {
         status = cm_fault_install(cm_rt.shared_base, cm_rt.shared_size, cm_rt.proto->fault);
     }
@@ -255,6 +273,7 @@ static int cm_rt_init(int *argc, char ***argv)
     }
 
     cm_rt.initialized = true;
+    cm_libc_region(cm_rt.shared_base, cm_rt.shared_size, cm_rt.page_size);
     cm_exit_guard_install();
     cm_info("rank %d of %d: shared region %p (%zu bytes), metadata %p (%zu bytes), progress "
             "thread %s, peers %s", cm_rt.rank, cm_rt.nprocs, cm_rt.shared_base, cm_rt.shared_size,
@@ -295,6 +314,7 @@ static void cm_rt_finalize(void)
         cm_fatal(1, "cm_finalize: %s", cm_status_string(status));
     }
     cm_fault_uninstall();
+    cm_libc_region(NULL, 0, 0);
     cm_rt.proto->fini();
     cm_heap_fini(&cm_rt.heap);
     cm_heap_fini(&cm_rt.local_heap);

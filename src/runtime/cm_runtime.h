@@ -57,6 +57,7 @@ typedef struct {
     uint64_t          local_base;   /* offset of process 0's arena; arenas are local_arena apart */
     uint64_t          local_arena;
     const cm_protocol_t *proto;
+    cm_protocol_ctx_t proto_ctx;    /* what proto was given at init */
     double            start_time;   /* wall clock at cm_init (cm_wall_time) */
     bool              stats_stopped; /* cm_stats_stop: stats_at_stop is what CM_STATS reports */
     cm_stats_t        stats_at_stop;

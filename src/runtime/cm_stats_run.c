@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/runtime/cm_runtime.h"
-#include "src/protocols/cashmere/cm_variant.h"
+#include "util/cm_variant.h"
 #include "util/cm_build.h"
 #include "util/cm_log.h"
 

@@ -11,7 +11,7 @@
 #include "src/tools/cm_bench.h"
 #include "util/cm_log.h"
 #include "util/cm_time.h"
-#include "src/protocols/cashmere/cm_variant.h"
+#include "util/cm_variant.h"
 
 #include <inttypes.h>
 #include <signal.h>

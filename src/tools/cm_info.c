@@ -24,7 +24,7 @@
 #include "util/cm_config.h"
 #include "util/cm_log.h"
 #include "util/cm_split.h"
-#include "src/protocols/cashmere/cm_variant.h"
+#include "util/cm_variant.h"
 
 #include <pmix.h>
 #include <inttypes.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests: CM_* configuration parsing, unknown-name detection, dump. */
 #include "config.h"
-#include "src/protocols/cashmere/cm_variant.h"
+#include "util/cm_variant.h"
 #include "src/runtime/cm_check.h"
 #include "util/cm_config.h"
 

@@ -37,7 +37,7 @@ static void setup(void)
     ck_assert_int_eq(cm_boot_init(&boot), CM_OK);
     ck_assert(cm_boot_is_singleton(boot));
     p.boot     = boot;
-    p.progress = CM_PROGRESS_OFF;
+    p.progress = CM_RMA_PROGRESS_OFF;
     ck_assert_int_eq(cm_rma_init(&p, &rma), CM_OK);
     ck_assert_int_eq(cm_meta_layout_compute(1000, 1, 4, 8, 4096, &meta), CM_OK);
     ck_assert_int_eq(cm_rma_seg_map(rma, base, meta.total, CM_RMA_SEG_ATOMIC, "test", &seg), CM_OK);

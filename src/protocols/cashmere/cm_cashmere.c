@@ -30,7 +30,6 @@
 #include "src/access/cm_hooks_api.h"
 #include "src/protocols/cm_protocol.h"
 #include "src/access/cm_replica_heap.h"
-#include "src/runtime/cm_runtime.h"
 #include "src/access/cm_shadow.h"
 #include "util/cm_mem.h"
 #include "util/cm_time.h"
@@ -415,7 +414,7 @@ static cm_status_t cm_cm_init_end(void)
     cm_dir_reset_local(&cm_cm.dir);
     cm_wn_reset_local(&cm_cm.wn);
     CM_CHECK(cm_barrier_wait(&cm_cm.barrier));
-    cm_cm.dir.first_touch = cm_rt.config.first_touch;
+    cm_cm.dir.first_touch = cm_cm.first_touch;
     cm_cm.init_phase      = false;
     return CM_OK;
 }
@@ -543,9 +542,9 @@ static cm_status_t cm_cm_page_home(const void *addr, int *home)
 
 /* ---- init / fini -------------------------------------------------------------- */
 
-static cm_status_t cm_cm_init(void)
+static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
 {
-    const cm_config_t *cfg = &cm_rt.config;
+    const cm_config_t *cfg = ctx->config;
     const cm_variant_info_t *row = &cm_variants[cfg->variant];
     cm_dir_impl_t impl;
     cm_dir_seg_t dseg;
@@ -567,17 +566,18 @@ static cm_status_t cm_cm_init(void)
                  (cm_cm.fill == NULL) ? "fill" : "write");
         return CM_ERR_UNSUPPORTED;
     }
-    cm_cm.me         = cm_rt.rank;
-    cm_cm.nprocs     = cm_rt.nprocs;
-    cm_cm.rma        = cm_rt.rma;
-    cm_cm.app        = cm_rt.shared_base;
-    cm_cm.net        = cm_rt.shared_net;
-    cm_cm.ps         = cm_rt.page_size;
-    cm_cm.shift      = (unsigned)__builtin_ctzll(cm_rt.page_size);
-    cm_cm.npages     = cm_rt.npages;
-    cm_cm.meta_base  = cm_rt.meta_base;
-    cm_cm.meta       = &cm_rt.meta;
+    cm_cm.me         = ctx->rank;
+    cm_cm.nprocs     = ctx->nprocs;
+    cm_cm.rma        = ctx->rma;
+    cm_cm.app        = ctx->app;
+    cm_cm.net        = ctx->net;
+    cm_cm.ps         = ctx->page_size;
+    cm_cm.shift      = (unsigned)__builtin_ctzll(ctx->page_size);
+    cm_cm.npages     = ctx->npages;
+    cm_cm.meta_base  = ctx->meta_base;
+    cm_cm.meta       = ctx->meta;
     cm_cm.check      = cfg->check_stores;
+    cm_cm.first_touch = cfg->first_touch;
     cm_cm.init_phase = true;
 
     switch ((cm_directory_kind_t)cfg->directory) {
@@ -613,8 +613,8 @@ static cm_status_t cm_cm_init(void)
         char *home = (pe == cm_cm.me) ? NULL : cm_rma_store_ptr(cm_cm.rma, pe, cm_cm.net);
         cm_cm.home_delta[pe] = (home != NULL) ? home - cm_cm.app : 0;
     }
-    CM_CHECK(cm_cm.write->init());
-    CM_CHECK(cm_cm.fill->init());
+    CM_CHECK(cm_cm.write->init(ctx));
+    CM_CHECK(cm_cm.fill->init(ctx));
     /* auto: only where some home is reached over a network. Where every peer's memory is
      * mapped here, the round trips refetching saves are loads and stores, and copying pages
      * eagerly at every acquire cost more (water, 4 processes, one host: 0.0145 -> 0.017 s). */

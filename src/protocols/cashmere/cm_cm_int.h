@@ -12,8 +12,9 @@
 #include "directory/cm_dir.h"
 #include "locks/cm_barrier.h"
 #include "src/protocols/cashmere/cm_merge.h"
-#include "src/protocols/cashmere/cm_variant.h"
+#include "util/cm_variant.h"
 #include "src/protocols/cm_meta.h"
+#include "src/protocols/cm_protocol.h"
 #include "util/cm_stats.h"
 #include "util/cm_log.h"
 #include "writenotice/cm_wn.h"
@@ -55,7 +56,7 @@ typedef struct {
  */
 typedef struct {
     const char *name;
-    cm_status_t (*init)(void);
+    cm_status_t (*init)(const cm_protocol_ctx_t *ctx);
     void (*fini)(void);
     /* Page p just joined; its home is home (claimed_home: it just moved here, its data copied
      * in). Makes its data reachable at its application address, still without access: the
@@ -90,7 +91,7 @@ typedef struct {
  */
 typedef struct {
     const char *name;
-    cm_status_t (*init)(void);
+    cm_status_t (*init)(const cm_protocol_ctx_t *ctx);
     void (*fini)(void);
     /* Page p is joining (home given; write: the access that faulted is a store): the
      * protection its mapping gets. May do bookkeeping for the page. */
@@ -139,6 +140,7 @@ typedef struct {
     bool                   ready;
     bool                   init_phase;
     bool                   check;       /* CM_CHECK_STORES (cm_store_check.c) */
+    bool                   first_touch; /* CM_FIRST_TOUCH: homes move when initialization ends */
     int                    me;
     int                    nprocs;
     cm_variant_t           variant;

@@ -35,7 +35,6 @@
  */
 #include "config.h"
 #include "src/protocols/cashmere/cm_cm_int.h"
-#include "src/runtime/cm_runtime.h"
 #include "src/access/cm_shadow.h"
 #include "util/cm_mem.h"
 #include "util/cm_time.h"
@@ -71,9 +70,9 @@ static void cm_fl_set_all(uint64_t p, bool valid)
     memset(v, valid ? 0xff : 0, cm_fl.words * sizeof(uint64_t));
 }
 
-static cm_status_t cm_fl_init(void)
+static cm_status_t cm_fl_init(const cm_protocol_ctx_t *ctx)
 {
-    const cm_config_t *cfg = &cm_rt.config;
+    const cm_config_t *cfg = ctx->config;
     const char *vname = cm_variants[cm_cm.variant].name;
 
     if (dlsym(RTLD_DEFAULT, "cm_hooks_loads") == NULL) {

@@ -18,12 +18,12 @@
  */
 #include "config.h"
 #include "src/protocols/cashmere/cm_cm_int.h"
-#include "src/runtime/cm_runtime.h"
 
 #include <stdio.h>
 
-static cm_status_t cm_fm_init(void)
+static cm_status_t cm_fm_init(const cm_protocol_ctx_t *ctx)
 {
+    (void)ctx;
     char peers[256] = "", path[96];
     size_t used = 0;
     int missing = 0;

@@ -28,8 +28,9 @@ static struct {
                             acknowledgements of our forwarded stores there */
 } cm_fp = {-1, 0, {0}};
 
-static cm_status_t cm_fp_init(void)
+static cm_status_t cm_fp_init(const cm_protocol_ctx_t *ctx)
 {
+    (void)ctx;
     cm_fp.page = -1;
     return CM_OK;
 }

@@ -36,7 +36,6 @@
 #include "src/access/cm_fault.h"
 #include "src/access/cm_hooks_api.h"
 #include "src/access/cm_replica_heap.h"
-#include "src/runtime/cm_runtime.h"
 #include "src/access/cm_shadow.h"
 #include <dlfcn.h>
 
@@ -405,9 +404,9 @@ static cm_status_t cm_wh_write_fault(uint64_t p)
 
 /* ---- set-up ------------------------------------------------------------------------------ */
 
-static cm_status_t cm_wh_init(void)
+static cm_status_t cm_wh_init(const cm_protocol_ctx_t *ctx)
 {
-    const cm_config_t *cfg = &cm_rt.config;
+    const cm_config_t *cfg = ctx->config;
     const char *vname = cm_variants[cm_cm.variant].name;
 
     memset(&cm_wh, 0, sizeof(cm_wh));

@@ -14,8 +14,9 @@
 #include "config.h"
 #include "src/protocols/cashmere/cm_cm_int.h"
 
-static cm_status_t cm_wm_init(void)
+static cm_status_t cm_wm_init(const cm_protocol_ctx_t *ctx)
 {
+    (void)ctx;
     return CM_OK;
 }
 

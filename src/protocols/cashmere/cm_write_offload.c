@@ -35,7 +35,6 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/protocols/cashmere/cm_cm_int.h"
-#include "src/runtime/cm_runtime.h"
 #include "util/cm_time.h"
 
 #include <pthread.h>
@@ -323,9 +322,9 @@ static bool cm_wo_armed(uint64_t p)
 
 /* ---- set-up ------------------------------------------------------------------------------ */
 
-static cm_status_t cm_wo_init(void)
+static cm_status_t cm_wo_init(const cm_protocol_ctx_t *ctx)
 {
-    const cm_config_t *cfg = &cm_rt.config;
+    const cm_config_t *cfg = ctx->config;
     size_t bytes = cm_cm.npages << cm_cm.shift;
 
     memset(&cm_wo, 0, sizeof(cm_wo));

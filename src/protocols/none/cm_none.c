@@ -12,7 +12,6 @@
 #include "src/access/cm_hooks_api.h"
 #include "util/cm_log.h"
 #include "src/protocols/cm_protocol.h"
-#include "src/runtime/cm_runtime.h"
 #include "util/cm_time.h"
 
 #include <errno.h>
@@ -23,16 +22,20 @@
 static struct {
     cm_stats_t st;
     uint64_t   t_start;
+    char       *app;
+    size_t     size;
 } cm_none;
 
-static cm_status_t cm_none_init(void)
+static cm_status_t cm_none_init(const cm_protocol_ctx_t *ctx)
 {
-    if (cm_rt.nprocs != 1) {
+    if (ctx->nprocs != 1) {
         cm_error("CM_PROTOCOL=none runs one process (the sequential baseline); this job has %d",
-                 cm_rt.nprocs);
+                 ctx->nprocs);
         return CM_ERR_INVALID;
     }
-    if (mprotect(cm_rt.shared_base, cm_rt.shared_size, PROT_READ | PROT_WRITE) != 0) {
+    cm_none.app  = ctx->app;
+    cm_none.size = ctx->size;
+    if (mprotect(ctx->app, ctx->size, PROT_READ | PROT_WRITE) != 0) {
         cm_error("mprotect of the shared region failed: %s", strerror(errno));
         return CM_ERR_NO_MEMORY;
     }
@@ -95,7 +98,7 @@ static const char *cm_none_describe(void)
 
 static cm_status_t cm_none_page_home(const void *addr, int *home)
 {
-    if ((uintptr_t)addr - (uintptr_t)cm_rt.shared_base >= cm_rt.shared_size) {
+    if ((uintptr_t)addr - (uintptr_t)cm_none.app >= cm_none.size) {
         return CM_ERR_INVALID;
     }
     *home = 0;

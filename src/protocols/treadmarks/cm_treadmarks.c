@@ -39,7 +39,6 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/protocols/cm_protocol.h"
-#include "src/runtime/cm_runtime.h"
 #include "util/cm_log.h"
 #include "util/cm_time.h"
 #include "src/protocols/treadmarks/cm_tmk_int.h"
@@ -104,19 +103,19 @@ static cm_status_t tm_page_home(const void *addr, int *home)
     return CM_OK;
 }
 
-static cm_status_t tm_init(void)
+static cm_status_t tm_init(const cm_protocol_ctx_t *ctx)
 {
-    const cm_config_t *cfg = &cm_rt.config;
+    const cm_config_t *cfg = ctx->config;
 
     memset(&cm_tmk, 0, sizeof(cm_tmk));
-    cm_tmk.me     = cm_rt.rank;
-    cm_tmk.np     = cm_rt.nprocs;
-    cm_tmk.rma    = cm_rt.rma;
-    cm_tmk.app    = cm_rt.shared_base;
-    cm_tmk.net    = cm_rt.shared_net;
-    cm_tmk.ps     = cm_rt.page_size;
-    cm_tmk.shift  = (unsigned)__builtin_ctzll(cm_rt.page_size);
-    cm_tmk.npages = cm_rt.npages;
+    cm_tmk.me     = ctx->rank;
+    cm_tmk.np     = ctx->nprocs;
+    cm_tmk.rma    = ctx->rma;
+    cm_tmk.app    = ctx->app;
+    cm_tmk.net    = ctx->net;
+    cm_tmk.ps     = ctx->page_size;
+    cm_tmk.shift  = (unsigned)__builtin_ctzll(ctx->page_size);
+    cm_tmk.npages = ctx->npages;
     cm_tmk.nlocks = (unsigned)cfg->locks;
     cm_tmk.gc_bytes   = cfg->tmk_gc_bytes;
     cm_tmk.scan       = (cfg->tmk_write_detect == CM_TMK_DETECT_SCAN);
@@ -225,6 +224,7 @@ static void tm_fini(void)
 
 const cm_protocol_t cm_protocol_treadmarks = {
     .name         = "treadmarks",
+    .max_procs    = CM_TMK_MAX_PROCS,
     .init         = tm_init,
     .fini         = tm_fini,
     .fault        = cm_tmk_fault,

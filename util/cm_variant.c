@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "config.h"
-#include "src/protocols/cashmere/cm_variant.h"
+#include "util/cm_variant.h"
 
 #include <stdio.h>
 #include <string.h>
