@@ -161,48 +161,20 @@ static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
     int home = cm_dir_home_of(dir, page);
     uint64_t *slot = cm_dir_slot(dir, page);
     cm_dir_qnode_t *q = (cm_dir_qnode_t *)(dir->seg.base + dir->seg.qnode);
-    uint64_t me = (uint64_t)dir->rank + 1, pred = 0, words[3];
+    uint64_t pred = 0, words[3], before[3];
     cm_dir_handoff_t handoff = {dir, q, words, home};
-    cm_rma_fetch_t lock_f = {0}, entry_f = {0};
     cm_dir_entry_t e;
-    cm_status_t status;
+    cm_status_t status, wb;
     bool leaving_writer;
 
-    q->q.next   = 0;
-    q->q.locked = 1;
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    /* Lock and entry fetch in one round trip: the get is fenced behind the fetch-and-store.
-     * We wait for the two alone: a flush of the home also waits for our last write-back's
-     * acknowledgement, which nothing here needs (cm_rma.h). */
-    status = cm_rma_swap_fetch(dir->rma, home, &slot[0], me, &pred, &lock_f);
-    if (status == CM_OK) {
-        status = cm_rma_fence(dir->rma);
-    }
-    if (status == CM_OK) {
-        status = cm_rma_get_fetch(dir->rma, home, words, &slot[1], sizeof(words), &entry_f);
-    }
-    if (status == CM_OK) {
-        status = cm_rma_fetch_wait(dir->rma, &lock_f);
-    }
-    if (status == CM_OK) {
-        status = cm_rma_fetch_wait(dir->rma, &entry_f);
-    }
+    /* The entry travels with its lock: fetched with it, or handed over by the predecessor. */
+    status = cm_mcs_acquire_data(dir->rma, home, &slot[0], &q->q, &slot[1], q->data, words,
+                                 sizeof(words), &pred);
     if (status != CM_OK) {
         return status;
     }
-    if (pred != 0) {
-        /* Held: queue up; the predecessor hands us the entry with the lock. */
-        status = cm_rma_put_u64_nbi(dir->rma, (int)pred - 1, (uint64_t *)&q->q.next, me);
-        if (status == CM_OK) {
-            status = cm_rma_flush(dir->rma, (int)pred - 1);
-        }
-        if (status != CM_OK) {
-            return status;
-        }
-        cm_rma_wait_u64(dir->rma, &q->q.locked, CM_CMP_EQ, 0);
-        memcpy(words, q->data, sizeof(words));
-    }
 
+    memcpy(before, words, sizeof(before));
     cm_dir_words_to_entry(words, &e);
     cm_dir_current(dir, &e);
     leaving_writer = (op == CM_DIR_LEAVE) && (e.writers & (1ull << dir->rank));
@@ -225,23 +197,26 @@ static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
         status = cm_rma_get(dir->rma, home, &fx->version, &slot[CM_DIR_VERSION_WORD],
                             sizeof(fx->version));
     }
-    cm_dir_entry_to_words(&e, words);
+    if (status == CM_OK) {
+        cm_dir_entry_to_words(&e, words);
+    } else {
+        /* The update's effects did not all happen: the entry stays as it was, and the lock is
+         * released all the same, or every later update of the page would wait for us. */
+        memcpy(words, before, sizeof(words));
+    }
     /* Write back, fenced before the release's compare-and-swap on the tail at the same home:
      * the swap's answer (free or handed on) comes after the entry is there, so whoever gets
      * the lock next, from us or from the home, finds it without a flush of its own. */
-    if (status == CM_OK) {
-        status = cm_rma_put_nbi(dir->rma, home, &slot[1], words, sizeof(words));
+    wb = cm_rma_put_nbi(dir->rma, home, &slot[1], words, sizeof(words));
+    if (wb == CM_OK) {
+        wb = cm_rma_fence(dir->rma);
     }
-    if (status == CM_OK) {
-        status = cm_rma_fence(dir->rma);
-    }
-    if (status == CM_OK) {
-        status = cm_mcs_release(dir->rma, home, &slot[0], &q->q, cm_dir_mcs_handoff, &handoff,
-                                NULL);
+    if (wb == CM_OK) {
+        wb = cm_mcs_release(dir->rma, home, &slot[0], &q->q, cm_dir_mcs_handoff, &handoff, NULL);
     }
     dir->updates++;
     *after = e;
-    return status;
+    return (status != CM_OK) ? status : wb;
 }
 
 /* ---- CAS form ------------------------------------------------------------ */
@@ -335,15 +310,21 @@ static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
                             sizeof(fx->version));
     }
     if (status == CM_OK && busy) {
-        status = held(page, fx, arg);
-        /* Nobody changes a BUSY entry, so it still holds `next`. */
+        cm_status_t held_status = held(page, fx, arg);
+
+        /* Nobody changes a BUSY entry, so it still holds `next`. If the effects did not all
+         * happen, the entry goes back to what it was; either way it is not left BUSY, or every
+         * later update of the page would wait for it. */
         e.flags &= ~CM_DIR_BUSY;
-        if (status == CM_OK) {
-            status = cm_rma_cswap(dir->rma, home, word, next, cm_dir_cas_pack(&e), &old);
-        }
+        status = cm_rma_cswap(dir->rma, home, word, next,
+                              (held_status == CM_OK) ? cm_dir_cas_pack(&e) : cur, &old);
         if (status == CM_OK && old != next) {
             cm_error("directory entry of page %" PRIu64 " changed while busy", page);
             status = CM_ERR_INVALID;
+        }
+        if (held_status != CM_OK) {
+            status = held_status;
+            cm_dir_cas_unpack(cur, &e);
         }
     }
     if (dir->guess != NULL) {

@@ -2,17 +2,40 @@
 #include "config.h"
 #include "locks/cm_mcs.h"
 
-cm_status_t cm_mcs_acquire(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode_t *qnode,
-                           uint64_t *pred_out)
+#include <string.h>
+
+cm_status_t cm_mcs_acquire_data(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode_t *qnode,
+                                const void *src, const void *handoff, void *dst, size_t len,
+                                uint64_t *pred_out)
 {
-    uint64_t me = (uint64_t)cm_rma_rank(rma) + 1, pred;
+    uint64_t me = (uint64_t)cm_rma_rank(rma) + 1, pred = 0;
+    cm_rma_fetch_t lock_f = {0}, data_f = {0};
     cm_status_t status;
 
     qnode->next   = 0;
     qnode->locked = 1;
     /* Our node is ready before anyone can find it through the tail. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    status = cm_rma_swap(rma, home, tail, me, &pred);
+    if (len == 0) {
+        status = cm_rma_swap(rma, home, tail, me, &pred);
+    } else {
+        /* Lock and data in one round trip: the get is fenced behind the fetch-and-store. We
+         * wait for the two alone: a flush of the home also waits for our last write-back's
+         * acknowledgement, which nothing here needs (rma/cm_rma.h). */
+        status = cm_rma_swap_fetch(rma, home, tail, me, &pred, &lock_f);
+        if (status == CM_OK) {
+            status = cm_rma_fence(rma);
+        }
+        if (status == CM_OK) {
+            status = cm_rma_get_fetch(rma, home, dst, src, len, &data_f);
+        }
+        if (status == CM_OK) {
+            status = cm_rma_fetch_wait(rma, &lock_f);
+        }
+        if (status == CM_OK) {
+            status = cm_rma_fetch_wait(rma, &data_f);
+        }
+    }
     if (status != CM_OK) {
         return status;
     }
@@ -26,11 +49,21 @@ cm_status_t cm_mcs_acquire(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode
             return status;
         }
         cm_rma_wait_u64(rma, &qnode->locked, CM_CMP_EQ, 0);
+        if (len > 0) {
+            /* Handed over with the lock: what the home held was stale. */
+            memcpy(dst, handoff, len);
+        }
     }
     if (pred_out != NULL) {
         *pred_out = pred;
     }
     return CM_OK;
+}
+
+cm_status_t cm_mcs_acquire(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode_t *qnode,
+                           uint64_t *pred_out)
+{
+    return cm_mcs_acquire_data(rma, home, tail, qnode, NULL, NULL, NULL, 0, pred_out);
 }
 
 cm_status_t cm_mcs_release(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode_t *qnode,

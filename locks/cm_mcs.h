@@ -7,6 +7,12 @@
  * predecessor, then spinning on local memory. Release hands the lock to the
  * successor with one remote put (or frees it with one compare-and-swap).
  * Queue entries are rank + 1 (0 = none).
+ *
+ * A lock may carry data (the directory's MCS form: an entry travels with its
+ * lock): the acquire fetches it from the home in the same round trip as the
+ * fetch-and-store, and a release hands it to the successor ahead of the lock
+ * (before_handoff puts it into the successor's handoff area), so each hand-off
+ * costs one latency.
  */
 #ifndef CM_MCS_H
 #define CM_MCS_H
@@ -28,6 +34,16 @@ typedef struct {
  */
 cm_status_t cm_mcs_acquire(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode_t *qnode,
                            uint64_t *pred);
+
+/*
+ * The same with data carried by the lock: len bytes end up in dst. While the lock is free they
+ * are at home's src (fetched behind the fetch-and-store, fenced, waited for with it); if it was
+ * held, the predecessor's release put them at handoff (our node's data area, in our memory)
+ * before clearing our locked word. len 0: cm_mcs_acquire.
+ */
+cm_status_t cm_mcs_acquire_data(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode_t *qnode,
+                                const void *src, const void *handoff, void *dst, size_t len,
+                                uint64_t *pred);
 
 /*
  * Releases it. *succ gets the successor's rank + 1 (0: the lock is now free);
