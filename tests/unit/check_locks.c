@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of locks/ alone, over the fake one-sided layer (fake_rma.h: ranks are threads):
+ * the MCS lock excludes and hands over in queue order, the lock that carries data hands the
+ * data to its successor (and fetches it from the home when free), the barrier lets nobody
+ * through before everyone arrived.
+ */
+#include "config.h"
+#include "locks/cm_barrier.h"
+#include "locks/cm_mcs.h"
+#include "tests/unit/fake_rma.h"
+
+#include <check.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NPROCS 4
+#define NLOCKS 3
+
+/* Where things lie in every rank's copy of the area. */
+#define OFF_TAIL    0      /* NLOCKS tail words, lock l at rank l % NPROCS */
+#define OFF_QNODE   256    /* NLOCKS queue nodes */
+#define OFF_DATA    1024   /* NLOCKS carried values while free (at the home) */
+#define OFF_HANDOFF 2048   /* NLOCKS handoff areas */
+#define OFF_BARRIER 4096   /* CM_BARRIER_WORDS flags */
+#define AREA        8192
+
+static fake_world_t *world;
+
+static uint64_t *tail_of(int r, int l)
+{
+    return (uint64_t *)(void *)(fake_base(world, r) + OFF_TAIL) + l;
+}
+
+static cm_mcs_qnode_t *qnode_of(int r, int l)
+{
+    return (cm_mcs_qnode_t *)(void *)(fake_base(world, r) + OFF_QNODE) + l;
+}
+
+static uint64_t *data_of(int r, int l)
+{
+    return (uint64_t *)(void *)(fake_base(world, r) + OFF_DATA) + l;
+}
+
+static uint64_t *handoff_of(int r, int l)
+{
+    return (uint64_t *)(void *)(fake_base(world, r) + OFF_HANDOFF) + l;
+}
+
+static void setup(void)
+{
+    world = fake_world_create(NPROCS, AREA);
+}
+
+static void teardown(void)
+{
+    fake_world_destroy(world);
+}
+
+/* ---- mutual exclusion ------------------------------------------------------- */
+
+#define ITERS 3000
+
+/* Plain memory of the test process, changed only inside the locks. */
+static struct {
+    uint64_t count[NLOCKS];
+    int      owner[NLOCKS];
+    int      overlaps;
+} cs;
+
+static void exclusion_rank(int r, void *arg)
+{
+    cm_rma_t *rma = fake_rma(world, r);
+
+    (void)arg;
+    for (int i = 0; i < ITERS; i++) {
+        int l = (i + r) % NLOCKS;
+        uint64_t c;
+
+        ck_assert_int_eq(cm_mcs_acquire(rma, l % NPROCS, tail_of(r, l), qnode_of(r, l), NULL),
+                         CM_OK);
+        if (cs.owner[l] != -1) {
+            __atomic_fetch_add(&cs.overlaps, 1, __ATOMIC_RELAXED);
+        }
+        cs.owner[l] = r;
+        c = cs.count[l];
+        if (i % 7 == 0) {
+            sched_yield(); /* let a contender queue up behind us */
+        }
+        cs.count[l] = c + 1;
+        if (cs.owner[l] != r) {
+            __atomic_fetch_add(&cs.overlaps, 1, __ATOMIC_RELAXED);
+        }
+        cs.owner[l] = -1;
+        ck_assert_int_eq(cm_mcs_release(rma, l % NPROCS, tail_of(r, l), qnode_of(r, l), NULL, NULL,
+                                        NULL),
+                         CM_OK);
+    }
+}
+
+START_TEST(test_mcs_exclusion)
+{
+    uint64_t total = 0;
+
+    memset(&cs, 0, sizeof(cs));
+    for (int l = 0; l < NLOCKS; l++) {
+        cs.owner[l] = -1;
+    }
+    fake_run(world, exclusion_rank, NULL);
+    ck_assert_int_eq(cs.overlaps, 0);
+    for (int l = 0; l < NLOCKS; l++) {
+        total += cs.count[l];
+        /* Free again: every tail back to none. */
+        ck_assert_uint_eq(*tail_of(l % NPROCS, l), 0);
+    }
+    ck_assert_uint_eq(total, (uint64_t)NPROCS * ITERS);
+}
+END_TEST
+
+/* ---- hand-over order and the carried data -------------------------------------- */
+
+/* Rank 0 holds lock 0 until ranks 1, 2, 3 have queued behind it, one after the other; the lock
+ * then goes 0 -> 1 -> 2 -> 3, each told its predecessor, each release told its successor, and
+ * a value carried with the lock (100 at the home while free) is incremented by each holder:
+ * rank 0 fetches it from the home, the others are handed it by their predecessor. */
+static struct {
+    uint64_t pred[NPROCS];
+    uint64_t succ[NPROCS];
+    int      order[NPROCS];
+    int      n;
+    uint64_t seen[NPROCS];    /* the carried value each holder found */
+} ho;
+
+/* This holder's working copy of the carried value, in its own memory. */
+static uint64_t *value_of(int r)
+{
+    return data_of(r, 0) + 32;
+}
+
+/* The release's before_handoff: the carried value goes to the successor's handoff area. */
+static cm_status_t put_value(int succ, void *arg)
+{
+    int r = *(int *)arg;
+
+    return cm_rma_put(fake_rma(world, r), succ, handoff_of(r, 0), value_of(r), sizeof(uint64_t));
+}
+
+static void order_rank(int r, void *arg)
+{
+    cm_rma_t *rma = fake_rma(world, r);
+    uint64_t *value = value_of(r);
+
+    (void)arg;
+    /* Rank r queues once the home's tail names rank r - 1 (queue entries are rank + 1). */
+    if (r > 0) {
+        while (__atomic_load_n(tail_of(0, 0), __ATOMIC_SEQ_CST) != (uint64_t)r) {
+            sched_yield();
+        }
+    }
+    ck_assert_int_eq(cm_mcs_acquire_data(rma, 0, tail_of(r, 0), qnode_of(r, 0), data_of(r, 0),
+                                         handoff_of(r, 0), value, sizeof(*value), &ho.pred[r]),
+                     CM_OK);
+    if (r == 0) {
+        /* Hold it until the last rank has queued. */
+        while (__atomic_load_n(tail_of(0, 0), __ATOMIC_SEQ_CST) != NPROCS) {
+            sched_yield();
+        }
+    }
+    ho.seen[r] = *value;
+    ho.order[ho.n++] = r;
+    *value += 1;
+    if (r == NPROCS - 1) {
+        /* The last holder frees the lock: the value goes back to the home first. */
+        ck_assert_int_eq(cm_rma_put(rma, 0, data_of(r, 0), value, sizeof(*value)), CM_OK);
+    }
+    ck_assert_int_eq(cm_mcs_release(rma, 0, tail_of(r, 0), qnode_of(r, 0), put_value, &r,
+                                    &ho.succ[r]),
+                     CM_OK);
+}
+
+START_TEST(test_mcs_order_and_data)
+{
+    memset(&ho, 0, sizeof(ho));
+    *data_of(0, 0) = 100;
+    fake_run(world, order_rank, NULL);
+    for (int r = 0; r < NPROCS; r++) {
+        ck_assert_int_eq(ho.order[r], r);
+        ck_assert_uint_eq(ho.pred[r], (uint64_t)r); /* rank r - 1, as rank + 1; 0: was free */
+        ck_assert_uint_eq(ho.succ[r], (r == NPROCS - 1) ? 0 : (uint64_t)r + 2);
+        ck_assert_uint_eq(ho.seen[r], 100 + (uint64_t)r);
+    }
+    ck_assert_uint_eq(*data_of(0, 0), 100 + NPROCS);
+    ck_assert_uint_eq(*tail_of(0, 0), 0);
+}
+END_TEST
+
+/* ---- barrier -------------------------------------------------------------------- */
+
+#define BARRIERS 500
+
+static uint64_t arrived[NPROCS]; /* the last barrier each rank reached (plain memory) */
+static int early;                /* a rank that passed a barrier someone had not reached */
+
+static void barrier_rank(int r, void *arg)
+{
+    cm_barrier_t b;
+
+    (void)arg;
+    cm_barrier_init(&b, fake_rma(world, r), (uint64_t *)(void *)(fake_base(world, r) + OFF_BARRIER));
+    for (uint64_t e = 1; e <= BARRIERS; e++) {
+        __atomic_store_n(&arrived[r], e, __ATOMIC_SEQ_CST);
+        if ((e + (uint64_t)r) % 5 == 0) {
+            sched_yield(); /* arrive late now and then */
+        }
+        ck_assert_int_eq(cm_barrier_wait(&b), CM_OK);
+        for (int o = 0; o < NPROCS; o++) {
+            if (__atomic_load_n(&arrived[o], __ATOMIC_SEQ_CST) < e) {
+                __atomic_store_n(&early, 1, __ATOMIC_SEQ_CST);
+            }
+        }
+    }
+}
+
+START_TEST(test_barrier)
+{
+    memset(arrived, 0, sizeof(arrived));
+    early = 0;
+    fake_run(world, barrier_rank, NULL);
+    ck_assert_int_eq(early, 0);
+    for (int r = 0; r < NPROCS; r++) {
+        ck_assert_uint_eq(arrived[r], BARRIERS);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("locks");
+    TCase *tc = tcase_create("fake-rma");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_mcs_exclusion);
+    tcase_add_test(tc, test_mcs_order_and_data);
+    tcase_add_test(tc, test_barrier);
+    /* Four threads on two cores, yielding: seconds under load; a hang still fails. */
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

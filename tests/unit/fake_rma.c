@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A fake one-sided layer: ranks as threads of one process (fake_rma.h). */
+#include "config.h"
+#include "tests/unit/fake_rma.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define FAKE_MAX_PROCS 64
+
+struct cm_rma {
+    fake_world_t *w;
+    int          rank;
+};
+
+struct fake_world {
+    int           nprocs;
+    size_t        size;
+    char          *base[FAKE_MAX_PROCS];
+    struct cm_rma rma[FAKE_MAX_PROCS];
+    fake_counts_t counts;
+};
+
+fake_world_t *fake_world_create(int nprocs, size_t size)
+{
+    fake_world_t *w = calloc(1, sizeof(*w));
+
+    if (w == NULL || nprocs < 1 || nprocs > FAKE_MAX_PROCS) {
+        abort();
+    }
+    w->nprocs = nprocs;
+    w->size   = size;
+    for (int r = 0; r < nprocs; r++) {
+        w->base[r] = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (w->base[r] == MAP_FAILED) {
+            abort();
+        }
+        w->rma[r] = (struct cm_rma){w, r};
+    }
+    return w;
+}
+
+void fake_world_destroy(fake_world_t *w)
+{
+    for (int r = 0; r < w->nprocs; r++) {
+        munmap(w->base[r], w->size);
+    }
+    free(w);
+}
+
+cm_rma_t *fake_rma(fake_world_t *w, int r)
+{
+    return &w->rma[r];
+}
+
+char *fake_base(fake_world_t *w, int r)
+{
+    return w->base[r];
+}
+
+void fake_counts(fake_world_t *w, fake_counts_t *c)
+{
+    c->puts    = __atomic_load_n(&w->counts.puts, __ATOMIC_SEQ_CST);
+    c->gets    = __atomic_load_n(&w->counts.gets, __ATOMIC_SEQ_CST);
+    c->atomics = __atomic_load_n(&w->counts.atomics, __ATOMIC_SEQ_CST);
+    c->flushes = __atomic_load_n(&w->counts.flushes, __ATOMIC_SEQ_CST);
+    c->fences  = __atomic_load_n(&w->counts.fences, __ATOMIC_SEQ_CST);
+}
+
+typedef struct {
+    fake_world_t *w;
+    int          r;
+    void         (*fn)(int r, void *arg);
+    void         *arg;
+} fake_thread_t;
+
+static void *fake_thread(void *p)
+{
+    fake_thread_t *t = p;
+
+    t->fn(t->r, t->arg);
+    return NULL;
+}
+
+void fake_run(fake_world_t *w, void (*fn)(int r, void *arg), void *arg)
+{
+    pthread_t th[FAKE_MAX_PROCS];
+    fake_thread_t t[FAKE_MAX_PROCS];
+
+    for (int r = 0; r < w->nprocs; r++) {
+        t[r] = (fake_thread_t){w, r, fn, arg};
+        if (pthread_create(&th[r], NULL, fake_thread, &t[r]) != 0) {
+            abort();
+        }
+    }
+    for (int r = 0; r < w->nprocs; r++) {
+        pthread_join(th[r], NULL);
+    }
+}
+
+/* Rank pe's copy of [addr, addr + len), addr being in the caller's copy. */
+static char *fake_at(cm_rma_t *rma, int pe, const void *addr, size_t len)
+{
+    fake_world_t *w = rma->w;
+    uintptr_t off = (uintptr_t)addr - (uintptr_t)w->base[rma->rank];
+
+    if (pe < 0 || pe >= w->nprocs || off > w->size || len > w->size - off) {
+        fprintf(stderr, "fake rma: rank %d: %zu bytes at %p on rank %d are outside the area\n",
+                rma->rank, len, addr, pe);
+        abort();
+    }
+    return w->base[pe] + off;
+}
+
+static void fake_count(uint64_t *c)
+{
+    __atomic_fetch_add(c, 1, __ATOMIC_SEQ_CST);
+}
+
+int cm_rma_rank(const cm_rma_t *rma)
+{
+    return rma->rank;
+}
+
+int cm_rma_nprocs(const cm_rma_t *rma)
+{
+    return rma->w->nprocs;
+}
+
+/* Nothing is mapped: every peer is reached through operations. */
+void *cm_rma_ptr(cm_rma_t *rma, int pe, const void *addr)
+{
+    (void)rma, (void)pe, (void)addr;
+    return NULL;
+}
+
+void *cm_rma_store_ptr(cm_rma_t *rma, int pe, const void *addr)
+{
+    (void)rma, (void)pe, (void)addr;
+    return NULL;
+}
+
+bool cm_rma_all_mapped(const cm_rma_t *rma)
+{
+    (void)rma;
+    return false;
+}
+
+cm_status_t cm_rma_put(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len)
+{
+    char *dst = fake_at(rma, pe, addr, len);
+
+    fake_count(&rma->w->counts.puts);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    memcpy(dst, src, len);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return CM_OK;
+}
+
+cm_status_t cm_rma_put_nbi(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len)
+{
+    return cm_rma_put(rma, pe, addr, src, len);
+}
+
+cm_status_t cm_rma_put_u64_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value)
+{
+    fake_count(&rma->w->counts.puts);
+    __atomic_store_n((uint64_t *)(void *)fake_at(rma, pe, addr, 8), value, __ATOMIC_SEQ_CST);
+    return CM_OK;
+}
+
+cm_status_t cm_rma_signal_u64(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value,
+                              uint64_t buf[2])
+{
+    (void)buf;
+    return cm_rma_put_u64_nbi(rma, pe, addr, value);
+}
+
+cm_status_t cm_rma_get(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len)
+{
+    const char *src = fake_at(rma, pe, addr, len);
+
+    fake_count(&rma->w->counts.gets);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    memcpy(dst, src, len);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return CM_OK;
+}
+
+cm_status_t cm_rma_get_nbi(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len)
+{
+    return cm_rma_get(rma, pe, dst, addr, len);
+}
+
+static uint64_t *fake_word(cm_rma_t *rma, int pe, uint64_t *addr)
+{
+    fake_count(&rma->w->counts.atomics);
+    return (uint64_t *)(void *)fake_at(rma, pe, addr, 8);
+}
+
+cm_status_t cm_rma_swap(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
+{
+    *old = __atomic_exchange_n(fake_word(rma, pe, addr), value, __ATOMIC_SEQ_CST);
+    return CM_OK;
+}
+
+cm_status_t cm_rma_cswap(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t compare, uint64_t value,
+                         uint64_t *old)
+{
+    uint64_t expected = compare;
+
+    __atomic_compare_exchange_n(fake_word(rma, pe, addr), &expected, value, false,
+                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    *old = expected;
+    return CM_OK;
+}
+
+cm_status_t cm_rma_fadd(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
+{
+    *old = __atomic_fetch_add(fake_word(rma, pe, addr), value, __ATOMIC_SEQ_CST);
+    return CM_OK;
+}
+
+cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value)
+{
+    __atomic_fetch_add(fake_word(rma, pe, addr), value, __ATOMIC_SEQ_CST);
+    return CM_OK;
+}
+
+cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
+{
+    return cm_rma_swap(rma, pe, addr, value, old);
+}
+
+cm_status_t cm_rma_cswap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t compare,
+                             uint64_t value, uint64_t *old)
+{
+    return cm_rma_cswap(rma, pe, addr, compare, value, old);
+}
+
+cm_status_t cm_rma_get_fetch(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len,
+                             cm_rma_fetch_t *f)
+{
+    memset(f, 0, sizeof(*f));
+    return cm_rma_get(rma, pe, dst, addr, len);
+}
+
+cm_status_t cm_rma_swap_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value,
+                              uint64_t *old, cm_rma_fetch_t *f)
+{
+    memset(f, 0, sizeof(*f));
+    return cm_rma_swap(rma, pe, addr, value, old);
+}
+
+cm_status_t cm_rma_fetch_wait(cm_rma_t *rma, cm_rma_fetch_t *f)
+{
+    (void)rma, (void)f;
+    return CM_OK;
+}
+
+cm_status_t cm_rma_fence(cm_rma_t *rma)
+{
+    fake_count(&rma->w->counts.fences);
+    return CM_OK;
+}
+
+cm_status_t cm_rma_flush(cm_rma_t *rma, int pe)
+{
+    (void)pe;
+    fake_count(&rma->w->counts.flushes);
+    return CM_OK;
+}
+
+cm_status_t cm_rma_flush_all(cm_rma_t *rma)
+{
+    fake_count(&rma->w->counts.flushes);
+    return CM_OK;
+}
+
+unsigned cm_rma_progress(cm_rma_t *rma)
+{
+    (void)rma;
+    return 0;
+}
+
+static bool fake_holds(uint64_t v, cm_rma_cmp_t cmp, uint64_t value)
+{
+    switch (cmp) {
+    case CM_CMP_EQ: return v == value;
+    case CM_CMP_NE: return v != value;
+    case CM_CMP_GT: return v > value;
+    case CM_CMP_GE: return v >= value;
+    case CM_CMP_LT: return v < value;
+    case CM_CMP_LE: return v <= value;
+    }
+    return false;
+}
+
+/* Two cores run four ranks: a waiter yields to the thread it waits for. */
+void cm_rma_wait_u64(cm_rma_t *rma, volatile uint64_t *addr, cm_rma_cmp_t cmp, uint64_t value)
+{
+    (void)rma;
+    while (!fake_holds(__atomic_load_n(addr, __ATOMIC_SEQ_CST), cmp, value)) {
+        sched_yield();
+    }
+}
+
+void cm_rma_wait_until(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg)
+{
+    (void)rma;
+    while (!ready(arg)) {
+        sched_yield();
+    }
+}
