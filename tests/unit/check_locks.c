@@ -207,7 +207,8 @@ static void barrier_rank(int r, void *arg)
     cm_barrier_t b;
 
     (void)arg;
-    cm_barrier_init(&b, fake_rma(world, r), (uint64_t *)(void *)(fake_base(world, r) + OFF_BARRIER));
+    cm_barrier_init(&b, fake_rma(world, r),
+                    (uint64_t *)(void *)(fake_base(world, r) + OFF_BARRIER));
     for (uint64_t e = 1; e <= BARRIERS; e++) {
         __atomic_store_n(&arrived[r], e, __ATOMIC_SEQ_CST);
         if ((e + (uint64_t)r) % 5 == 0) {

@@ -7,7 +7,8 @@
 #include "config.h"
 #include "directory/cm_dir.h"
 #include "src/runtime/cm_heap.h"
-#include "src/protocols/cashmere/cm_merge.h"
+#include "src/protocols/cashmere/cm_cm_int.h"
+#include "util/cm_variant.h"
 #include "writenotice/cm_wn.h"
 
 #include <check.h>
@@ -229,6 +230,33 @@ START_TEST(test_wn_reserve)
 }
 END_TEST
 
+/* ---- the variants' mechanisms ------------------------------------------------------ */
+
+/* Every variant this build implements selects a fill, a write and (M) a merge mechanism with
+ * every required op; a variant it does not implement is refused. */
+START_TEST(test_variant_mechanisms)
+{
+    int implemented = 0;
+
+    for (int v = 0; v < CM_VARIANT_COUNT; v++) {
+        const cm_fill_ops_t *f = NULL;
+        const cm_write_ops_t *w = NULL;
+        const cm_merge_ops_t *m = NULL;
+
+        if (!cm_variant_implemented((cm_variant_t)v)) {
+            continue;
+        }
+        implemented++;
+        ck_assert_int_eq(cm_cm_select((cm_variant_t)v, &f, &w, &m), CM_OK);
+        ck_assert_ptr_null(cm_cm_ops_missing(f, w, m));
+        ck_assert_str_eq(f->name, cm_fill_mechanisms[cm_variants[v].fill].name);
+        ck_assert_str_eq(w->name, cm_write_mechanisms[cm_variants[v].write].name);
+        ck_assert((m != NULL) == (cm_variants[v].merge == CM_MERGE_BUFFER));
+    }
+    ck_assert_int_eq(implemented, CM_VARIANT_COUNT);
+}
+END_TEST
+
 /* ---- merge buffer ----------------------------------------------------------- */
 
 static uintptr_t wr_addr[256];
@@ -379,6 +407,7 @@ int main(void)
     tcase_add_test(tc, test_dir_cas_tag);
     tcase_add_test(tc, test_wn_reserve);
     tcase_add_test(tc, test_merge_buffer);
+    tcase_add_test(tc, test_variant_mechanisms);
     tcase_add_test(tc, test_heap);
     suite_add_tcase(s, tc);
     /* About 2 s and 0.4 s on the idle 2-core VM (Check reports every passed

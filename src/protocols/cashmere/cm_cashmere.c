@@ -50,6 +50,36 @@ static const cm_write_ops_t *const cm_cm_writes[CM_WRITE_COUNT] = {
     [CM_WRITE_MAPPED] = &cm_write_mapped_ops,
     [CM_WRITE_OFFLOAD] = &cm_write_offload_ops,
 };
+/* NULL for NONE: no buffer, stores forwarded by the write mechanism as they come. */
+static const cm_merge_ops_t *const cm_cm_merges[CM_MERGE_COUNT] = {
+    [CM_MERGE_NONE]   = NULL,
+    [CM_MERGE_BUFFER] = &cm_merge_buffer_ops,
+};
+
+cm_status_t cm_cm_select(cm_variant_t v, const cm_fill_ops_t **f, const cm_write_ops_t **w,
+                         const cm_merge_ops_t **m)
+{
+    const cm_variant_info_t *row = &cm_variants[v];
+    const char *missing;
+
+    *f = cm_cm_fills[row->fill];
+    *w = cm_cm_writes[row->write];
+    *m = cm_cm_merges[row->merge];
+    if (*f == NULL || *w == NULL || (row->merge != CM_MERGE_NONE && *m == NULL)) {
+        /* cm_check_job refuses these first (cm_variant_implemented); a table and registry
+         * out of step is a bug here. */
+        cm_error("CM_VARIANT=%s: its %s mechanism is not built in", row->name,
+                 (*f == NULL) ? "fill" : (*w == NULL) ? "write" : "merge");
+        return CM_ERR_UNSUPPORTED;
+    }
+    missing = cm_cm_ops_missing(*f, *w, *m);
+    if (missing != NULL) {
+        cm_error("CM_VARIANT=%s: a mechanism lacks a required op (%s are required)", row->name,
+                 missing);
+        return CM_ERR_INVALID;
+    }
+    return CM_OK;
+}
 
 /* ---- directory effects ----------------------------------------------------- */
 
@@ -121,7 +151,8 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
 
     if (pte->mapped) {
         if (write) {
-            return cm_cm.write->write_fault(p); /* mapped without write permission */
+            /* Mapped without write permission. */
+            return cm_cm.write->ops->write_fault(cm_cm.write, p);
         }
         cm_error("unexpected fault at %p: page %" PRIu64 " is mapped", (void *)cm_cm_app(p), p);
         return CM_ERR_INVALID;
@@ -136,16 +167,18 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
          * there if need be): only its mapping is missing. */
         cm_refetch_fault(p, true);
         pte->flags &= CM_PTE_DIRTY | CM_PTE_LISTED | CM_PTE_SELF;
-        CM_CHECK(cm_cm_protect(p, cm_cm.write->joining(p, (int)pte->home, write)));
+        CM_CHECK(cm_cm_protect(p, cm_cm.write->ops->joining(cm_cm.write, p, (int)pte->home,
+                                                            write)));
         pte->mapped = 1;
         cm_shadow_repaint(p);
         return CM_OK;
     }
     cm_refetch_fault(p, false);
     CM_CHECK(cm_prefetch_issue(p)); /* its neighbours' entries ride with our join */
-    if (cm_cm.fill->early != NULL && cm_dir_known_home(&cm_cm.dir, p, &known, &seen) &&
+    if (cm_cm.fill->ops->early != NULL && cm_dir_known_home(&cm_cm.dir, p, &known, &seen) &&
         known != cm_cm.me) {
-        CM_CHECK(cm_cm.fill->early(p, known)); /* travels with the join (cm_fill_page.c) */
+        /* Travels with the join (cm_fill_page.c). */
+        CM_CHECK(cm_cm.fill->ops->early(cm_cm.fill, p, known));
     } else {
         seen = 0;
     }
@@ -153,15 +186,17 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
      * join sees us; one before it is in the entry we join, and we get a self-notice. */
     CM_CHECK(cm_dir_update_seen(&cm_cm.dir, p, CM_DIR_JOIN, cm_cm_held, NULL, seen, &e, &fx));
     if (seen != 0 && !fx.as_seen) {
-        CM_CHECK(cm_cm.fill->early(p, -1)); /* the entry moved since it was seen: copy again */
+        /* The entry moved since it was seen: copy again. */
+        CM_CHECK(cm_cm.fill->ops->early(cm_cm.fill, p, -1));
     }
     if (fx.claimed_home) {
         cm_cm.st.home_migrations++;
     }
     CM_CHECK(CM_STATS_IN_PHASE(&cm_cm.st.page_copy_ns,
-                               cm_cm.fill->map(p, (int)e.home, fx.claimed_home, whole)));
+                               cm_cm.fill->ops->map(cm_cm.fill, p, (int)e.home, fx.claimed_home,
+                                                    whole)));
     pte->flags &= CM_PTE_DIRTY | CM_PTE_LISTED; /* a store may have been recorded just before it faulted */
-    CM_CHECK(cm_cm_protect(p, cm_cm.write->joining(p, (int)e.home, write)));
+    CM_CHECK(cm_cm_protect(p, cm_cm.write->ops->joining(cm_cm.write, p, (int)e.home, write)));
     pte->mapped = 1;
     pte->home   = (uint8_t)e.home;
     cm_shadow_repaint(p);
@@ -188,10 +223,10 @@ cm_status_t cm_cm_join(uint64_t p, bool write)
  * answer for stores. */
 static void cm_cm_paint(uint64_t p, uint8_t *sh, size_t n)
 {
-    bool w = cm_cm.write->armed(p);
+    bool w = cm_cm.write->ops->armed(cm_cm.write, p);
 
-    if (cm_cm.fill->paint != NULL) {
-        cm_cm.fill->paint(p, sh, n, w);
+    if (cm_cm.fill->ops->paint != NULL) {
+        cm_cm.fill->ops->paint(cm_cm.fill, p, sh, n, w);
     } else {
         memset(sh, w ? 0xff : 0, n);
     }
@@ -201,9 +236,9 @@ static void cm_cm_paint(uint64_t p, uint8_t *sh, size_t n)
  * wrote: the bytes were written already, by libc or the runtime for the program. */
 static inline void cm_cm_access_write(uintptr_t addr, size_t len, bool wrote)
 {
-    cm_cm.fill->access(addr, len, true, wrote);
-    if (cm_cm.write->store != NULL) {
-        cm_cm.write->store(addr, len);
+    cm_cm.fill->ops->access(cm_cm.fill, addr, len, true, wrote);
+    if (cm_cm.write->ops->store != NULL) {
+        cm_cm.write->ops->store(addr, len);
     }
 }
 
@@ -227,7 +262,7 @@ static void cm_cm_access_wrote(uintptr_t addr, size_t len)
 static void cm_cm_access_load(uintptr_t addr, size_t len)
 {
     CM_RT_ENTER();
-    cm_cm.fill->access(addr, len, false, false);
+    cm_cm.fill->ops->access(cm_cm.fill, addr, len, false, false);
     CM_RT_LEAVE();
 }
 
@@ -236,14 +271,18 @@ static void cm_cm_access_load(uintptr_t addr, size_t len)
 /* The write mechanism's work at synchronization, timed as write-through (Fig. 2). */
 static cm_status_t cm_cm_settle(uint64_t p)
 {
-    return CM_STATS_IN_PHASE(&cm_cm.st.write_through_ns, cm_cm.write->settle(p));
+    if (cm_cm.write->ops->settle == NULL) {
+        return CM_OK;
+    }
+    return CM_STATS_IN_PHASE(&cm_cm.st.write_through_ns,
+                             cm_cm.write->ops->settle(cm_cm.write, p));
 }
 
 static void cm_cm_write_flush(void)
 {
     uint64_t *outer = cm_stats_phase_enter(&cm_cm.st.write_through_ns);
 
-    cm_cm.write->flush();
+    cm_cm.write->ops->flush(cm_cm.write);
     cm_stats_phase_leave(outer);
 }
 
@@ -271,9 +310,9 @@ static cm_status_t cm_cm_invalidate(uint64_t p)
         /* Written and about to be dropped: its notices must not wait for our release. */
         CM_CHECK(cm_cm_write_transition(p));
     }
-    CM_CHECK(cm_cm.fill->drop(p));
-    if (cm_cm.write->dropped != NULL) {
-        cm_cm.write->dropped(p);
+    CM_CHECK(cm_cm.fill->ops->drop(cm_cm.fill, p));
+    if (cm_cm.write->ops->dropped != NULL) {
+        cm_cm.write->ops->dropped(cm_cm.write, p);
     }
     cm_cm.st.invalidations++;
     /* A writer that did not write it since its mapping leaves instead: held, it would keep its
@@ -398,8 +437,9 @@ static cm_status_t cm_cm_acquire(void)
  */
 static cm_status_t cm_cm_init_end(void)
 {
-    if (cm_cm.write->reset != NULL) {
-        cm_cm.write->reset(); /* before the page table goes: the mechanism may be reading it */
+    if (cm_cm.write->ops->reset != NULL) {
+        /* Before the page table goes: the mechanism may be reading it. */
+        cm_cm.write->ops->reset(cm_cm.write);
     }
     if (mprotect(cm_cm.app, cm_cm.npages << cm_cm.shift, PROT_NONE) != 0) {
         cm_error("mprotect of the shared region failed: %s", strerror(errno));
@@ -504,8 +544,8 @@ static void cm_cm_stats(cm_stats_t *s)
     s->wait_missed        = r.wait_missed;
     s->msgs               = r.am_sent; /* write-through batches and their acknowledgements */
     s->msg_bytes          = r.am_bytes_sent;
-    if (cm_cm.write->stats != NULL) {
-        cm_cm.write->stats(s);
+    if (cm_cm.write->ops->stats != NULL) {
+        cm_cm.write->ops->stats(cm_cm.write, s);
     }
 }
 
@@ -516,8 +556,8 @@ static void cm_cm_stats_reset(void)
     cm_cm.wn.posted = cm_cm.wn.suppressed = cm_cm.wn.drained = cm_cm.wn.overflows = 0;
     cm_cm.wn.full = 0;
     cm_rma_get_stats(cm_cm.rma, &cm_cm.rma_base);
-    if (cm_cm.write->stats_reset != NULL) {
-        cm_cm.write->stats_reset();
+    if (cm_cm.write->ops->stats_reset != NULL) {
+        cm_cm.write->ops->stats_reset(cm_cm.write);
     }
     cm_cm.t_start = cm_time_ns();
 }
@@ -546,6 +586,8 @@ static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
 {
     const cm_config_t *cfg = ctx->config;
     const cm_variant_info_t *row = &cm_variants[cfg->variant];
+    const cm_fill_ops_t *fill;
+    const cm_write_ops_t *write;
     cm_dir_impl_t impl;
     cm_dir_seg_t dseg;
     cm_wn_seg_t wseg;
@@ -557,15 +599,10 @@ static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
     }
     memset(&cm_cm, 0, sizeof(cm_cm));
     cm_cm.variant    = (cm_variant_t)cfg->variant;
-    cm_cm.fill       = cm_cm_fills[row->fill];
-    cm_cm.write      = cm_cm_writes[row->write];
-    if (cm_cm.fill == NULL || cm_cm.write == NULL) {
-        /* cm_check_job refuses these first (cm_variant_implemented); a table and registry
-         * out of step is a bug here. */
-        cm_error("CM_VARIANT=%s: its %s mechanism is not built in", row->name,
-                 (cm_cm.fill == NULL) ? "fill" : "write");
-        return CM_ERR_UNSUPPORTED;
-    }
+    CM_CHECK(cm_cm_select(cm_cm.variant, &fill, &write, &cm_cm.merge));
+    cm_cm.vname       = row->name;
+    cm_cm.load_checks = fill->access != NULL;
+    cm_cm.whole_pages = fill->copies;
     cm_cm.me         = ctx->rank;
     cm_cm.nprocs     = ctx->nprocs;
     cm_cm.rma        = ctx->rma;
@@ -613,13 +650,15 @@ static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
         char *home = (pe == cm_cm.me) ? NULL : cm_rma_store_ptr(cm_cm.rma, pe, cm_cm.net);
         cm_cm.home_delta[pe] = (home != NULL) ? home - cm_cm.app : 0;
     }
-    CM_CHECK(cm_cm.write->init(ctx));
-    CM_CHECK(cm_cm.fill->init(ctx));
+    CM_CHECK(write->init(ctx, cm_cm.merge, &cm_cm.write));
+    cm_cm.write->ops = write;
+    CM_CHECK(fill->init(ctx, &cm_cm.fill));
+    cm_cm.fill->ops = fill;
     /* auto: only where some home is reached over a network. Where every peer's memory is
      * mapped here, the round trips refetching saves are loads and stores, and copying pages
      * eagerly at every acquire cost more (water, 4 processes, one host: 0.0145 -> 0.017 s). */
-    cm_prefetch_init((unsigned)cfg->prefetch, cm_cm.fill->copies && impl == CM_DIR_IMPL_CAS);
-    CM_CHECK(cm_refetch_init(cm_cm.fill->copies && impl == CM_DIR_IMPL_CAS &&
+    cm_prefetch_init((unsigned)cfg->prefetch, cm_cm.fill->ops->copies && impl == CM_DIR_IMPL_CAS);
+    CM_CHECK(cm_refetch_init(cm_cm.fill->ops->copies && impl == CM_DIR_IMPL_CAS &&
                                  (cfg->refetch == CM_REFETCH_USED ||
                                   (cfg->refetch == CM_REFETCH_AUTO && !cm_rma_all_mapped(cm_cm.rma))),
                              cfg->refetch == CM_REFETCH_AUTO, cm_prefetch_on()));
@@ -630,11 +669,12 @@ static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
         return CM_ERR_NO_MEMORY;
     }
     CM_CHECK(cm_shadow_attach(cm_cm.app, cm_cm.npages, cm_cm.ps, cm_cm_paint));
-    if (cm_cm.fill->access != NULL) {
+    if (cm_cm.fill->ops->access != NULL) {
         cm_hooks_set_range((uintptr_t)cm_cm.app, cm_cm.npages << cm_cm.shift, cm_cm_access_store);
         cm_hooks_set_access(cm_cm_access_load, cm_cm_access_wrote);
-    } else if (cm_cm.write->store != NULL) {
-        cm_hooks_set_range((uintptr_t)cm_cm.app, cm_cm.npages << cm_cm.shift, cm_cm.write->store);
+    } else if (cm_cm.write->ops->store != NULL) {
+        cm_hooks_set_range((uintptr_t)cm_cm.app, cm_cm.npages << cm_cm.shift,
+                           cm_cm.write->ops->store);
     }
 
     snprintf(cm_cm.describe, sizeof(cm_cm.describe),
@@ -647,7 +687,7 @@ static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
              row->note[0] ? "; note: " : "", row->note,
              (impl == CM_DIR_IMPL_CAS) ? "compare-and-swap word" : "MCS lock per entry",
              cfg->first_touch ? "first touch after initialization" : "fixed");
-    if (cm_cm.fill->copies) {
+    if (cm_cm.fill->ops->copies) {
         size_t len = strlen(cm_cm.describe);
         snprintf(cm_cm.describe + len, sizeof(cm_cm.describe) - len, "; invalidated pages: %s",
                  !cm_refetch_held_on()
@@ -682,8 +722,14 @@ static void cm_cm_fini(void)
     cm_hooks_set_range(0, 0, NULL);
     cm_shadow_detach();
     cm_refetch_fini();
-    cm_cm.fill->fini();
-    cm_cm.write->fini();
+    if (cm_cm.fill->ops->fini != NULL) {
+        cm_cm.fill->ops->fini(cm_cm.fill);
+    }
+    if (cm_cm.write->ops->fini != NULL) {
+        cm_cm.write->ops->fini(cm_cm.write);
+    }
+    cm_cm.fill  = NULL;
+    cm_cm.write = NULL;
     cm_wn_fini(&cm_cm.wn);
     cm_dir_fini(&cm_cm.dir);
     cm_mem_release(cm_cm.pte, cm_cm.npages * sizeof(*cm_cm.pte));

@@ -50,83 +50,107 @@ typedef struct {
     uint64_t n;
 } cm_list_t;
 
+typedef struct cm_fill_ops cm_fill_ops_t;
+typedef struct cm_write_ops cm_write_ops_t;
+
 /*
- * Fill (letters 1-2): how a page's data becomes reachable once the page has
- * joined the directory's sharing set, and what dropping it undoes.
+ * A mechanism's instance: each mechanism's own state begins with one of these, and its ops get
+ * it back as self (as a TCP congestion module's state lives in its socket). Made by the ops'
+ * init from the protocol's context; fini, where there is one, releases it.
  */
 typedef struct {
+    const cm_fill_ops_t *ops;
+} cm_fill_t;
+
+typedef struct {
+    const cm_write_ops_t *ops;
+} cm_write_t;
+
+/*
+ * Fill (letters 1-2): how a page's data becomes reachable once the page has
+ * joined the directory's sharing set, and what dropping it undoes. Required: init, map, drop;
+ * the others may be NULL (checked when the protocol selects the mechanism).
+ */
+struct cm_fill_ops {
     const char *name;
-    cm_status_t (*init)(const cm_protocol_ctx_t *ctx);
-    void (*fini)(void);
+    cm_status_t (*init)(const cm_protocol_ctx_t *ctx, cm_fill_t **self);
+    /* NULL: nothing to release. */
+    void (*fini)(cm_fill_t *self);
     /* Page p just joined; its home is home (claimed_home: it just moved here, its data copied
      * in). Makes its data reachable at its application address, still without access: the
      * events then set the protection the write mechanism asks for. whole: a fault of code
      * without access checks joined it, so every byte must be current now; else an access
      * check did (cm_cm_join), which fills only what it touches. */
-    cm_status_t (*map)(uint64_t p, int home, bool claimed_home, bool whole);
+    cm_status_t (*map)(cm_fill_t *self, uint64_t p, int home, bool claimed_home, bool whole);
     /* Page p is about to join and its home is known (fixed: it cannot move): start bringing
      * its data now, so that it travels with the join's round trip; map then waits for it.
      * home -1: the join did not find the entry as seen, so the data in flight may be stale
      * and map must get it again. NULL: data comes at map only. */
-    cm_status_t (*early)(uint64_t p, int home);
+    cm_status_t (*early)(cm_fill_t *self, uint64_t p, int home);
     /* Page p leaves (self-invalidation): no access may see its old data afterwards. */
-    cm_status_t (*drop)(uint64_t p);
+    cm_status_t (*drop)(cm_fill_t *self, uint64_t p);
     /* Software access checks, NULL where loads need none: [addr, addr + len) (within the
      * region) is about to be loaded or stored (a compiled check comes once for a
      * read-modify-write: the bytes must be current either way), or was just written by the
      * runtime or libc on the program's behalf (wrote: those bytes are ours, kept). */
-    void (*access)(uintptr_t addr, size_t len, bool store, bool wrote);
+    void (*access)(cm_fill_t *self, uintptr_t addr, size_t len, bool store, bool wrote);
     /* The shadow of page p (n bytes at sh), write_armed: the write mechanism's answer for it;
      * NULL: all of the page from write_armed. */
-    void (*paint)(uint64_t p, uint8_t *sh, size_t n, bool write_armed);
+    void (*paint)(cm_fill_t *self, uint64_t p, uint8_t *sh, size_t n, bool write_armed);
     /* A dropped page's data is a whole copy, fetched again by one get from its home (page
      * copies): it may be refetched at acquire and held (cm_refetch.h). */
     bool copies;
-} cm_fill_ops_t;
+};
 
 /*
- * Writes (letter 3; letter 4 through the merge buffer): how stores reach the
- * page's home, and how the protocol learns which pages were written (the
- * paper's dirty bits, for delayed write notices).
+ * Writes (letter 3; letter 4 is the merge buffer, handed to init when the variant has one):
+ * how stores reach the page's home, and how the protocol learns which pages were written (the
+ * paper's dirty bits, for delayed write notices). Required: init, joining, write_fault, armed,
+ * flush; the others may be NULL.
  */
-typedef struct {
+struct cm_write_ops {
     const char *name;
-    cm_status_t (*init)(const cm_protocol_ctx_t *ctx);
-    void (*fini)(void);
+    /* merge: the variant's merge buffer (M: the mechanism makes one), or NULL (N). */
+    cm_status_t (*init)(const cm_protocol_ctx_t *ctx, const cm_merge_ops_t *merge,
+                        cm_write_t **self);
+    /* NULL: nothing to release. */
+    void (*fini)(cm_write_t *self);
     /* Page p is joining (home given; write: the access that faulted is a store): the
      * protection its mapping gets. May do bookkeeping for the page. */
-    int (*joining)(uint64_t p, int home, bool write);
+    int (*joining)(cm_write_t *self, uint64_t p, int home, bool write);
     /* A store faulted on mapped page p (mapped without write permission). */
-    cm_status_t (*write_fault)(uint64_t p);
+    cm_status_t (*write_fault)(cm_write_t *self, uint64_t p);
     /* Whether inline store checks must call out for stores to page p (the shadow). */
-    bool (*armed)(uint64_t p);
-    /* The hook target of store checks, or NULL where stores need no software. */
+    bool (*armed)(cm_write_t *self, uint64_t p);
+    /* The hook target of store checks, or NULL where stores need no software. The hooks call
+     * it with no instance (cm_hooks_set_range): the mechanism keeps the one it serves. */
     void (*store)(uintptr_t addr, size_t len);
     /* Everything written so far is on its way to the homes (release, acquire, finalize). */
-    void (*flush)(void);
-    /* Before a release processes dirty page p, and before page p is dropped. */
-    cm_status_t (*settle)(uint64_t p);
+    void (*flush)(cm_write_t *self);
+    /* Before a release processes dirty page p, and before page p is dropped; NULL: nothing
+     * to settle. */
+    cm_status_t (*settle)(cm_write_t *self, uint64_t p);
     /* Page p was dropped (self-invalidation); NULL if nothing to forget. */
-    void (*dropped)(uint64_t p);
+    void (*dropped)(cm_write_t *self, uint64_t p);
     /* Every page is about to be dropped (end of initialization); NULL if nothing to forget. */
-    void (*reset)(void);
-    /* The mechanism's own counters into s; and their reset. */
-    void (*stats)(cm_stats_t *s);
-    void (*stats_reset)(void);
+    void (*reset)(cm_write_t *self);
+    /* The mechanism's own counters into s; and their reset. NULL: none. */
+    void (*stats)(cm_write_t *self, cm_stats_t *s);
+    void (*stats_reset)(cm_write_t *self);
     /* Bytes of the home's copy of a line arrive (software line fills): [addr, addr + len) of our
      * copy becomes data, except [keep_lo, keep_hi) (stored here: ours). NULL: a plain copy into
      * the network view. The offload engine also takes the line into the page's twin, so that
      * fetched bytes are never mistaken for stores. */
-    void (*install)(uintptr_t addr, const void *data, size_t len, uintptr_t keep_lo,
-                    uintptr_t keep_hi);
+    void (*install)(cm_write_t *self, uintptr_t addr, const void *data, size_t len,
+                    uintptr_t keep_lo, uintptr_t keep_hi);
     /* A load check reported [addr, addr + len) of a page homed elsewhere (software line fills):
      * with load checks on, the compiler may have folded a store's check into it. NULL: stores
      * need no check. */
-    void (*loaded)(uintptr_t addr, size_t len);
+    void (*loaded)(cm_write_t *self, uintptr_t addr, size_t len);
     /* Writes are learned from write faults: a page dropped but left mapped (line fills) must
      * lose write permission. */
     bool faults_on_write;
-} cm_write_ops_t;
+};
 
 extern const cm_fill_ops_t cm_fill_page_ops;
 extern const cm_fill_ops_t cm_fill_map_ops;
@@ -135,17 +159,48 @@ extern const cm_write_ops_t cm_write_hooks_ops;
 extern const cm_write_ops_t cm_write_mapped_ops;
 extern const cm_write_ops_t cm_write_offload_ops;
 
+/*
+ * The mechanisms of variant v (its row's fill, write and merge; merge NULL for none), checked
+ * to have their required ops: a one-line error names what is missing.
+ */
+cm_status_t cm_cm_select(cm_variant_t v, const cm_fill_ops_t **f, const cm_write_ops_t **w,
+                         const cm_merge_ops_t **m);
+/* Which required ops a set of mechanisms lacks, in words; NULL: none. */
+static inline const char *cm_cm_ops_missing(const cm_fill_ops_t *f, const cm_write_ops_t *w,
+                                            const cm_merge_ops_t *m)
+{
+    if (f->name == NULL || f->init == NULL || f->map == NULL || f->drop == NULL) {
+        return "fill: name, init, map and drop";
+    }
+    if (w->name == NULL || w->init == NULL || w->joining == NULL || w->write_fault == NULL ||
+        w->armed == NULL || w->flush == NULL) {
+        return "write: name, init, joining, write_fault, armed and flush";
+    }
+    if (m != NULL && (m->name == NULL || m->init == NULL || m->fini == NULL ||
+                      m->record == NULL || m->flush == NULL)) {
+        return "merge: name, init, fini, record and flush";
+    }
+    return NULL;
+}
+
 /* The protocol's state: one per process. */
 typedef struct {
     bool                   ready;
     bool                   init_phase;
     bool                   check;       /* CM_CHECK_STORES (cm_store_check.c) */
     bool                   first_touch; /* CM_FIRST_TOUCH: homes move when initialization ends */
+    /* What the mechanisms may know of the variant, set before they are made: its name (for
+     * messages), whether the fill checks loads (the program has load checks), whether pages
+     * are filled whole (page copies). */
+    const char             *vname;
+    bool                   load_checks;
+    bool                   whole_pages;
     int                    me;
     int                    nprocs;
     cm_variant_t           variant;
-    const cm_fill_ops_t    *fill;
-    const cm_write_ops_t   *write;
+    cm_fill_t              *fill;       /* the variant's mechanisms (letters 1-2, 3 and 4) */
+    cm_write_t             *write;
+    const cm_merge_ops_t   *merge;      /* NULL: the variant has no merge buffer */
     cm_rma_t               *rma;
     char                   *app;        /* application view (protected page by page) */
     char                   *net;        /* network view (always accessible, RMA target) */

@@ -42,7 +42,8 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
-static struct {
+typedef struct {
+    cm_fill_t base; /* first: the instance the ops get as self */
     size_t   line;     /* bytes per line */
     unsigned lshift;   /* log2(line) */
     size_t   lines;    /* per page */
@@ -51,29 +52,30 @@ static struct {
     uint8_t  *misses;  /* per page: line misses since none of its lines was valid (saturating) */
     unsigned page_fill;/* CM_LINE_PAGE_FILL: the miss that brings the rest of the page (0: never) */
     uint8_t  *buf;     /* one page, as fetched */
-} cm_fl;
+} cm_fl_t;
 
-static inline uint64_t *cm_fl_valid(uint64_t p)
+static inline uint64_t *cm_fl_valid(cm_fl_t *fl, uint64_t p)
 {
-    return cm_fl.valid + p * cm_fl.words;
+    return fl->valid + p * fl->words;
 }
 
-static inline bool cm_fl_is_valid(uint64_t p, size_t i)
+static inline bool cm_fl_is_valid(cm_fl_t *fl, uint64_t p, size_t i)
 {
-    return (cm_fl_valid(p)[i / 64] >> (i % 64)) & 1;
+    return (cm_fl_valid(fl, p)[i / 64] >> (i % 64)) & 1;
 }
 
-static void cm_fl_set_all(uint64_t p, bool valid)
+static void cm_fl_set_all(cm_fl_t *fl, uint64_t p, bool valid)
 {
-    uint64_t *v = cm_fl_valid(p);
+    uint64_t *v = cm_fl_valid(fl, p);
 
-    memset(v, valid ? 0xff : 0, cm_fl.words * sizeof(uint64_t));
+    memset(v, valid ? 0xff : 0, fl->words * sizeof(uint64_t));
 }
 
-static cm_status_t cm_fl_init(const cm_protocol_ctx_t *ctx)
+static cm_status_t cm_fl_init(const cm_protocol_ctx_t *ctx, cm_fill_t **self)
 {
     const cm_config_t *cfg = ctx->config;
-    const char *vname = cm_variants[cm_cm.variant].name;
+    cm_fl_t *fl;
+    const char *vname = cm_cm.vname;
 
     if (dlsym(RTLD_DEFAULT, "cm_hooks_loads") == NULL) {
         cm_error("CM_VARIANT=%s checks loads in software, but this program was built without "
@@ -86,57 +88,66 @@ static cm_status_t cm_fl_init(const cm_protocol_ctx_t *ctx)
                  (uint64_t)cfg->line_size, cm_cm.ps);
         return CM_ERR_INVALID;
     }
-    memset(&cm_fl, 0, sizeof(cm_fl));
-    cm_fl.line   = (size_t)cfg->line_size;
-    cm_fl.lshift = (unsigned)__builtin_ctzll(cfg->line_size);
-    cm_fl.lines  = cm_cm.ps >> cm_fl.lshift;
-    cm_fl.words  = (cm_fl.lines + 63) / 64;
-    cm_fl.page_fill = (unsigned)cfg->line_page_fill;
+    fl = calloc(1, sizeof(*fl));
+    if (fl == NULL) {
+        cm_error("cashmere: out of memory for the line fill");
+        return CM_ERR_NO_MEMORY;
+    }
+    *self      = &fl->base;
+    fl->line   = (size_t)cfg->line_size;
+    fl->lshift = (unsigned)__builtin_ctzll(cfg->line_size);
+    fl->lines  = cm_cm.ps >> fl->lshift;
+    fl->words  = (fl->lines + 63) / 64;
+    fl->page_fill = (unsigned)cfg->line_page_fill;
     /* Per page of the region, reserved: committed where pages are touched. */
-    cm_fl.valid  = cm_mem_reserve(cm_cm.npages * cm_fl.words * sizeof(uint64_t));
-    cm_fl.misses = cm_mem_reserve(cm_cm.npages);
-    cm_fl.buf    = malloc(cm_cm.ps);
-    if (cm_fl.valid == NULL || cm_fl.misses == NULL || cm_fl.buf == NULL) {
+    fl->valid  = cm_mem_reserve(cm_cm.npages * fl->words * sizeof(uint64_t));
+    fl->misses = cm_mem_reserve(cm_cm.npages);
+    fl->buf    = malloc(cm_cm.ps);
+    if (fl->valid == NULL || fl->misses == NULL || fl->buf == NULL) {
         cm_error("cashmere: out of memory for the line map of %" PRIu64 " pages", cm_cm.npages);
         return CM_ERR_NO_MEMORY;
     }
     return CM_OK;
 }
 
-static void cm_fl_fini(void)
+static void cm_fl_fini(cm_fill_t *self)
 {
-    cm_mem_release(cm_fl.valid, cm_cm.npages * cm_fl.words * sizeof(uint64_t));
-    cm_mem_release(cm_fl.misses, cm_cm.npages);
-    free(cm_fl.buf);
-    cm_fl.valid  = NULL;
-    cm_fl.misses = NULL;
-    cm_fl.buf    = NULL;
+    cm_fl_t *fl = (cm_fl_t *)self;
+
+    cm_mem_release(fl->valid, cm_cm.npages * fl->words * sizeof(uint64_t));
+    cm_mem_release(fl->misses, cm_cm.npages);
+    free(fl->buf);
+    free(fl);
 }
 
-static cm_status_t cm_fl_map(uint64_t p, int home, bool claimed_home, bool whole)
+static cm_status_t cm_fl_map(cm_fill_t *self, uint64_t p, int home, bool claimed_home, bool whole)
 {
+    cm_fl_t *fl = (cm_fl_t *)self;
+
     /* Homed here (or just moved here, copied in while its entry was held): the master copy. */
     if (claimed_home || home == cm_cm.me) {
-        cm_fl_set_all(p, true);
+        cm_fl_set_all(fl, p, true);
         return CM_OK;
     }
     if (whole) {
         /* Joined by code without checks: it reads the page as it is, so all of it now. */
         CM_CHECK(cm_rma_get(cm_cm.rma, home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
         cm_cm.st.pages_fetched++;
-        cm_fl_set_all(p, true);
+        cm_fl_set_all(fl, p, true);
         return CM_OK;
     }
-    cm_fl_set_all(p, false);
-    cm_fl.misses[p] = 0;
+    cm_fl_set_all(fl, p, false);
+    fl->misses[p] = 0;
     return CM_OK;
 }
 
-static cm_status_t cm_fl_drop(uint64_t p)
+static cm_status_t cm_fl_drop(cm_fill_t *self, uint64_t p)
 {
-    cm_fl_set_all(p, false); /* the shadow is painted again by the caller */
-    cm_fl.misses[p] = 0;
-    if (cm_cm.write->faults_on_write) {
+    cm_fl_t *fl = (cm_fl_t *)self;
+
+    cm_fl_set_all(fl, p, false); /* the shadow is painted again by the caller */
+    fl->misses[p] = 0;
+    if (cm_cm.write->ops->faults_on_write) {
         return cm_cm_protect(p, PROT_READ); /* the next store must be seen again */
     }
     return CM_OK;
@@ -156,54 +167,56 @@ static void cm_fl_get(uint64_t p, void *dst, const char *net, size_t len)
  * for [keep_lo, keep_hi), stored here. Straight into our copy where nothing of ours is in the
  * range; else through a buffer, installed: the offload engine takes the bytes into its twin at
  * the same moment they appear in the page. */
-static void cm_fl_fetch(uint64_t p, uintptr_t addr, size_t len, uintptr_t keep_lo, uintptr_t keep_hi)
+static void cm_fl_fetch(cm_fl_t *fl, uint64_t p, uintptr_t addr, size_t len, uintptr_t keep_lo,
+                        uintptr_t keep_hi)
 {
     char *net = cm_cm_net(p) + (addr - (uintptr_t)cm_cm_app(p));
 
-    if (cm_cm.write->install == NULL && (keep_hi <= addr || keep_lo >= addr + len)) {
+    if (cm_cm.write->ops->install == NULL && (keep_hi <= addr || keep_lo >= addr + len)) {
         cm_fl_get(p, net, net, len);
         return;
     }
-    cm_fl_get(p, cm_fl.buf, net, len);
-    if (cm_cm.write->install != NULL) {
-        cm_cm.write->install(addr, cm_fl.buf, len, keep_lo, keep_hi);
+    cm_fl_get(p, fl->buf, net, len);
+    if (cm_cm.write->ops->install != NULL) {
+        cm_cm.write->ops->install(cm_cm.write, addr, fl->buf, len, keep_lo, keep_hi);
     } else {
-        cm_cm_install_copy(addr, cm_fl.buf, len, keep_lo, keep_hi);
+        cm_cm_install_copy(addr, fl->buf, len, keep_lo, keep_hi);
     }
 }
 
 /* Line i of page p (home elsewhere) from its home; [keep_lo, keep_hi) is ours. */
-static void cm_fl_fill(uint64_t p, size_t i, uintptr_t keep_lo, uintptr_t keep_hi)
+static void cm_fl_fill(cm_fl_t *fl, uint64_t p, size_t i, uintptr_t keep_lo, uintptr_t keep_hi)
 {
-    cm_fl_fetch(p, (uintptr_t)cm_cm_app(p) + (i << cm_fl.lshift), cm_fl.line, keep_lo, keep_hi);
-    cm_fl_valid(p)[i / 64] |= 1ull << (i % 64);
+    cm_fl_fetch(fl, p, (uintptr_t)cm_cm_app(p) + (i << fl->lshift), fl->line, keep_lo, keep_hi);
+    cm_fl_valid(fl, p)[i / 64] |= 1ull << (i % 64);
     cm_cm.st.line_fills++;
 }
 
 /* Every missing line of page p (home elsewhere), each run of them in one get (usually all but
  * the one or two lines filled before), installed as line fills would be. */
-static void cm_fl_fill_page(uint64_t p, uintptr_t keep_lo, uintptr_t keep_hi)
+static void cm_fl_fill_page(cm_fl_t *fl, uint64_t p, uintptr_t keep_lo, uintptr_t keep_hi)
 {
     uintptr_t base = (uintptr_t)cm_cm_app(p);
 
-    for (size_t i = 0; i < cm_fl.lines;) {
+    for (size_t i = 0; i < fl->lines;) {
         size_t j = i;
-        if (cm_fl_is_valid(p, i)) {
+        if (cm_fl_is_valid(fl, p, i)) {
             i++;
             continue;
         }
-        while (j < cm_fl.lines && !cm_fl_is_valid(p, j)) {
+        while (j < fl->lines && !cm_fl_is_valid(fl, p, j)) {
             j++;
         }
-        cm_fl_fetch(p, base + (i << cm_fl.lshift), (j - i) << cm_fl.lshift, keep_lo, keep_hi);
+        cm_fl_fetch(fl, p, base + (i << fl->lshift), (j - i) << fl->lshift, keep_lo, keep_hi);
         i = j;
     }
-    cm_fl_set_all(p, true);
+    cm_fl_set_all(fl, p, true);
     cm_cm.st.pages_fetched++;
 }
 
-static void cm_fl_access(uintptr_t addr, size_t len, bool store, bool wrote)
+static void cm_fl_access(cm_fill_t *self, uintptr_t addr, size_t len, bool store, bool wrote)
 {
+    cm_fl_t *fl = (cm_fl_t *)self;
     uintptr_t end = addr + len;
     uintptr_t keep_lo = wrote ? addr : 0, keep_hi = wrote ? end : 0;
 
@@ -211,13 +224,13 @@ static void cm_fl_access(uintptr_t addr, size_t len, bool store, bool wrote)
      * armed all the same (the same shadow byte arms stores, which must be forwarded there), so
      * every load of such a page calls out: nothing to do but let the write mechanism watch the
      * line, as a page homed elsewhere always wants (armed). */
-    if (!store && ((addr ^ (end - 1)) >> cm_fl.lshift) == 0) {
+    if (!store && ((addr ^ (end - 1)) >> fl->lshift) == 0) {
         uint64_t p = cm_cm_page(addr);
         const cm_pte_t *pte = &cm_cm.pte[p];
         if (pte->mapped && pte->home != cm_cm.me &&
-            cm_fl_is_valid(p, ((addr - (uintptr_t)cm_cm.app) & (cm_cm.ps - 1)) >> cm_fl.lshift)) {
-            if (cm_cm.write->loaded != NULL) {
-                cm_cm.write->loaded(addr, len);
+            cm_fl_is_valid(fl, p, ((addr - (uintptr_t)cm_cm.app) & (cm_cm.ps - 1)) >> fl->lshift)) {
+            if (cm_cm.write->ops->loaded != NULL) {
+                cm_cm.write->ops->loaded(cm_cm.write, addr, len);
             }
             return;
         }
@@ -234,14 +247,15 @@ static void cm_fl_access(uintptr_t addr, size_t len, bool store, bool wrote)
                          cm_status_string(status));
             }
         }
-        if (!store && cm_cm.write->loaded != NULL && cm_cm.write->armed(p)) {
+        if (!store && cm_cm.write->ops->loaded != NULL && cm_cm.write->ops->armed(cm_cm.write, p)) {
             /* A load check may stand for a store the compiler folded into it: the write
              * mechanism watches the bytes (once filled: its twin is what the store changes). */
             watch = true;
         }
         if (cm_cm.pte[p].home == cm_cm.me) {
             if (watch) {
-                cm_cm.write->loaded(lo, hi - lo); /* its dirty bit still wants the store */
+                /* Its dirty bit still wants the store. */
+                cm_cm.write->ops->loaded(cm_cm.write, lo, hi - lo);
                 watch = false;
             }
             continue; /* the master copy: every line valid, painted by the join */
@@ -249,50 +263,51 @@ static void cm_fl_access(uintptr_t addr, size_t len, bool store, bool wrote)
         {
             uint64_t *outer = NULL;
             bool armed = false, filled = false;
-            for (size_t i = (lo - base) >> cm_fl.lshift; i <= (hi - 1 - base) >> cm_fl.lshift;
+            for (size_t i = (lo - base) >> fl->lshift; i <= (hi - 1 - base) >> fl->lshift;
                  i++) {
-                if (cm_fl_is_valid(p, i)) {
+                if (cm_fl_is_valid(fl, p, i)) {
                     continue;
                 }
                 if (!filled) {
                     outer  = cm_stats_phase_enter(&cm_cm.st.line_fill_ns);
-                    armed  = cm_cm.write->armed(p);
+                    armed  = cm_cm.write->ops->armed(cm_cm.write, p);
                     filled = true;
                 }
-                if (cm_fl.misses[p] < UINT8_MAX) {
-                    cm_fl.misses[p]++;
+                if (fl->misses[p] < UINT8_MAX) {
+                    fl->misses[p]++;
                 }
-                if (cm_fl.page_fill != 0 && cm_fl.misses[p] >= cm_fl.page_fill) {
+                if (fl->page_fill != 0 && fl->misses[p] >= fl->page_fill) {
                     /* Swept line by line from nothing valid: the rest comes at once. */
-                    cm_fl_fill_page(p, keep_lo, keep_hi);
+                    cm_fl_fill_page(fl, p, keep_lo, keep_hi);
                     cm_shadow_repaint(p);
                     break;
                 }
-                cm_fl_fill(p, i, keep_lo, keep_hi);
-                cm_shadow_set_range(base + (i << cm_fl.lshift), cm_fl.line, armed);
+                cm_fl_fill(fl, p, i, keep_lo, keep_hi);
+                cm_shadow_set_range(base + (i << fl->lshift), fl->line, armed);
             }
             if (filled) {
                 cm_stats_phase_leave(outer);
             }
         }
         if (watch) {
-            cm_cm.write->loaded(lo, hi - lo);
+            cm_cm.write->ops->loaded(cm_cm.write, lo, hi - lo);
             watch = false;
         }
     }
 }
 
 /* Invalid lines armed; valid ones as the write mechanism wants stores (or not joined: all). */
-static void cm_fl_paint(uint64_t p, uint8_t *sh, size_t n, bool write_armed)
+static void cm_fl_paint(cm_fill_t *self, uint64_t p, uint8_t *sh, size_t n, bool write_armed)
 {
-    size_t per_line = cm_fl.line / 8;
+    cm_fl_t *fl = (cm_fl_t *)self;
+    size_t per_line = fl->line / 8;
 
     if (!cm_cm.pte[p].mapped || write_armed) {
         memset(sh, 0xff, n);
         return;
     }
-    for (size_t i = 0; i < cm_fl.lines; i++) {
-        memset(sh + i * per_line, cm_fl_is_valid(p, i) ? 0 : 0xff, per_line);
+    for (size_t i = 0; i < fl->lines; i++) {
+        memset(sh + i * per_line, cm_fl_is_valid(fl, p, i) ? 0 : 0xff, per_line);
     }
 }
 

@@ -20,14 +20,15 @@
 #include "src/protocols/cashmere/cm_cm_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
-static cm_status_t cm_fm_init(const cm_protocol_ctx_t *ctx)
+static cm_status_t cm_fm_init(const cm_protocol_ctx_t *ctx, cm_fill_t **self)
 {
-    (void)ctx;
     char peers[256] = "", path[96];
     size_t used = 0;
     int missing = 0;
 
+    (void)ctx;
     for (int pe = 0; pe < cm_cm.nprocs; pe++) {
         if (pe == cm_cm.me || cm_rma_ptr(cm_cm.rma, pe, cm_cm.net) != NULL) {
             continue;
@@ -45,7 +46,7 @@ static cm_status_t cm_fm_init(const cm_protocol_ctx_t *ctx)
             cm_error("CM_VARIANT=%s maps each page onto its home's memory, but %d peer%s of rank 0 "
                      "%s not mapped here: rank%s %s%s; run the job on one node over shared memory "
                      "(UCX_TLS with posix or sysv), or use a C or NS variant",
-                     cm_variants[cm_cm.variant].name, missing, (missing > 1) ? "s" : "",
+                     cm_cm.vname, missing, (missing > 1) ? "s" : "",
                      (missing > 1) ? "are" : "is", (missing > 1) ? "s" : "", peers,
                      (missing > 4) ? ", ..." : "");
         } else {
@@ -53,17 +54,26 @@ static cm_status_t cm_fm_init(const cm_protocol_ctx_t *ctx)
         }
         return CM_ERR_UNSUPPORTED;
     }
+    /* Nothing of its own: the mapping is the page table's and the one-sided layer's. */
+    *self = calloc(1, sizeof(**self));
+    if (*self == NULL) {
+        cm_error("cashmere: out of memory for the mapped fill");
+        return CM_ERR_NO_MEMORY;
+    }
     return CM_OK;
 }
 
-static void cm_fm_fini(void)
+static void cm_fm_fini(cm_fill_t *self)
 {
+    free(self);
 }
 
 /* The page's view becomes the home's memory (our own for a page homed here: its own view may
  * still alias a former home). The access comes after, from the write mechanism. */
-static cm_status_t cm_fm_map(uint64_t p, int home, bool claimed_home, bool whole)
+static cm_status_t cm_fm_map(cm_fill_t *self, uint64_t p, int home, bool claimed_home,
+                             bool whole)
 {
+    (void)self;
     (void)whole; /* the whole page, always */
     (void)claimed_home; /* copied into our memory while the entry was held: mapped like any */
     CM_CHECK(cm_rma_alias(cm_cm.rma, home, cm_cm_net(p), cm_cm_app(p), cm_cm.ps));
@@ -73,8 +83,9 @@ static cm_status_t cm_fm_map(uint64_t p, int home, bool claimed_home, bool whole
 }
 
 /* No access until the page joins again: the paper's purge of the page's cached lines. */
-static cm_status_t cm_fm_drop(uint64_t p)
+static cm_status_t cm_fm_drop(cm_fill_t *self, uint64_t p)
 {
+    (void)self;
     return cm_cm_protect(p, PROT_NONE);
 }
 

@@ -21,45 +21,60 @@
 #include "config.h"
 #include "src/protocols/cashmere/cm_cm_int.h"
 
-static struct {
+#include <stdlib.h>
+
+typedef struct {
+    cm_fill_t base; /* first: the instance the ops get as self */
     int64_t        page; /* the page whose get is in flight (-1: none) */
     int            home;
     cm_rma_fetch_t get;  /* waited for alone: a flush of the home would also wait for the
                             acknowledgements of our forwarded stores there */
-} cm_fp = {-1, 0, {0}};
+} cm_fp_t;
 
-static cm_status_t cm_fp_init(const cm_protocol_ctx_t *ctx)
+static cm_status_t cm_fp_init(const cm_protocol_ctx_t *ctx, cm_fill_t **self)
 {
+    cm_fp_t *fp = calloc(1, sizeof(*fp));
+
     (void)ctx;
-    cm_fp.page = -1;
+    if (fp == NULL) {
+        cm_error("cashmere: out of memory for the page fill");
+        return CM_ERR_NO_MEMORY;
+    }
+    fp->page = -1;
+    *self    = &fp->base;
     return CM_OK;
 }
 
-static cm_status_t cm_fp_early(uint64_t p, int home)
+static cm_status_t cm_fp_early(cm_fill_t *self, uint64_t p, int home)
 {
+    cm_fp_t *fp = (cm_fp_t *)self;
+
     if (home < 0) {
-        cm_fp.home = -1; /* stale: it lands at map's flush, and map gets the page again */
+        fp->home = -1; /* stale: it lands at map's flush, and map gets the page again */
         return CM_OK;
     }
-    CM_CHECK(cm_rma_get_fetch(cm_cm.rma, home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps, &cm_fp.get));
-    cm_fp.page = (int64_t)p;
-    cm_fp.home = home;
+    CM_CHECK(cm_rma_get_fetch(cm_cm.rma, home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps, &fp->get));
+    fp->page = (int64_t)p;
+    fp->home = home;
     return CM_OK;
 }
 
-static void cm_fp_fini(void)
+static void cm_fp_fini(cm_fill_t *self)
 {
+    (void)self;
+    free(self);
 }
 
-static cm_status_t cm_fp_map(uint64_t p, int home, bool claimed_home, bool whole)
+static cm_status_t cm_fp_map(cm_fill_t *self, uint64_t p, int home, bool claimed_home, bool whole)
 {
-    bool early = cm_fp.page == (int64_t)p && cm_fp.home == home;
+    cm_fp_t *fp = (cm_fp_t *)self;
+    bool early = fp->page == (int64_t)p && fp->home == home;
 
     (void)whole; /* the whole page, always */
-    if (cm_fp.page >= 0) {
+    if (fp->page >= 0) {
         /* Ours, right or not: it lands now. */
-        cm_fp.page = -1;
-        CM_CHECK(cm_rma_fetch_wait(cm_cm.rma, &cm_fp.get));
+        fp->page = -1;
+        CM_CHECK(cm_rma_fetch_wait(cm_cm.rma, &fp->get));
     }
     /* A page that just moved here was copied in while its entry was held (cm_cm_held). */
     if (!claimed_home && home != cm_cm.me) {
@@ -71,8 +86,10 @@ static cm_status_t cm_fp_map(uint64_t p, int home, bool claimed_home, bool whole
     return CM_OK;
 }
 
-static cm_status_t cm_fp_drop(uint64_t p)
+static cm_status_t cm_fp_drop(cm_fill_t *self, uint64_t p)
 {
+    (void)self;
+    (void)self;
     return cm_cm_protect(p, PROT_NONE);
 }
 

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "config.h"
 #include "src/protocols/cashmere/cm_merge.h"
+#include "util/cm_log.h"
+
+#include <stdlib.h>
 
 void cm_merge_init(cm_merge_t *m, cm_merge_entry_t *entries, unsigned capacity,
                    cm_merge_write_fn_t write, void *arg)
 {
+    m->ops          = &cm_merge_buffer_ops;
     m->entries      = entries;
     m->capacity     = capacity;
     m->used         = 0;
@@ -84,3 +88,36 @@ void cm_merge_flush(cm_merge_t *m)
     m->victim = 0;
     m->last   = 0;
 }
+
+/* ---- the merge buffer behind its ops table ------------------------------------------------ */
+
+static cm_status_t cm_merge_buffer_init(unsigned lines, cm_merge_write_fn_t write, void *arg,
+                                        cm_merge_t **self)
+{
+    cm_merge_t *m = calloc(1, sizeof(*m));
+    cm_merge_entry_t *entries = calloc(lines ? lines : 1, sizeof(*entries));
+
+    if (m == NULL || entries == NULL) {
+        free(m);
+        free(entries);
+        cm_error("cashmere: out of memory for a merge buffer of %u lines", lines);
+        return CM_ERR_NO_MEMORY;
+    }
+    cm_merge_init(m, entries, lines ? lines : 1, write, arg);
+    *self = m;
+    return CM_OK;
+}
+
+static void cm_merge_buffer_fini(cm_merge_t *m)
+{
+    free(m->entries);
+    free(m);
+}
+
+const cm_merge_ops_t cm_merge_buffer_ops = {
+    .name   = "buffer",
+    .init   = cm_merge_buffer_init,
+    .fini   = cm_merge_buffer_fini,
+    .record = cm_merge_record,
+    .flush  = cm_merge_flush,
+};

@@ -11,6 +11,8 @@
 #ifndef CM_MERGE_H
 #define CM_MERGE_H
 
+#include "cm.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,7 +26,10 @@ typedef struct {
 /* Called once per contiguous run of dirty bytes of an evicted or flushed line. */
 typedef void (*cm_merge_write_fn_t)(uintptr_t addr, size_t len, void *arg);
 
+typedef struct cm_merge_ops cm_merge_ops_t;
+
 typedef struct {
+    const cm_merge_ops_t *ops;    /* first: the instance the ops get as self */
     cm_merge_entry_t    *entries;
     unsigned            capacity;
     unsigned            used;
@@ -34,6 +39,24 @@ typedef struct {
     void                *arg;
     uint64_t            line_flushes;
 } cm_merge_t;
+
+/*
+ * The merge dimension (letter 4) as an ops table, the write mechanism's to use: its init is
+ * handed the variant's (NULL: N, no buffer, every store forwarded by the mechanism itself) and
+ * makes its buffer with the function that writes a run through to its home.
+ */
+struct cm_merge_ops {
+    const char *name;
+    /* A buffer of `lines` line entries (at least 1); write(addr, len, arg) forwards a run. */
+    cm_status_t (*init)(unsigned lines, cm_merge_write_fn_t write, void *arg, cm_merge_t **self);
+    void (*fini)(cm_merge_t *self);
+    /* A store of len bytes at addr (may span lines); the buffer's fast path is cm_merge_hit. */
+    void (*record)(cm_merge_t *self, uintptr_t addr, size_t len);
+    /* Every buffered line written through, the buffer emptied (release). */
+    void (*flush)(cm_merge_t *self);
+};
+
+extern const cm_merge_ops_t cm_merge_buffer_ops;
 
 /* entries: capacity (at least 1) slots owned by the caller. */
 void cm_merge_init(cm_merge_t *m, cm_merge_entry_t *entries, unsigned capacity,

@@ -103,7 +103,7 @@ void cm_watch_forwarded_range(cm_watch_t *w, uintptr_t addr, size_t len)
     }
 }
 
-void cm_watch_flush(cm_watch_t *w, cm_watch_fwd_t fwd)
+void cm_watch_flush(cm_watch_t *w, cm_watch_fwd_t fwd, void *arg)
 {
     for (size_t k = 0; k < w->n; k++) {
         uintptr_t la = w->lines[k];
@@ -126,7 +126,7 @@ void cm_watch_flush(cm_watch_t *w, cm_watch_fwd_t fwd)
             }
             for (e = b + 1; e < CM_WATCH_LINE && (cur[e] != tw[e] || (force >> e & 1)); e++) {
             }
-            fwd(la + b, e - b);
+            fwd(la + b, e - b, arg);
             w->found++;
             b = e;
         }

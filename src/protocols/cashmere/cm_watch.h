@@ -38,7 +38,7 @@
 #define CM_WATCH_SHIFT 6u
 
 /* Forwards len bytes at app address addr (within one line) as a store. */
-typedef void (*cm_watch_fwd_t)(uintptr_t addr, size_t len);
+typedef void (*cm_watch_fwd_t)(uintptr_t addr, size_t len, void *arg);
 
 typedef struct {
     uintptr_t app;      /* the application view of the region */
@@ -86,6 +86,6 @@ void cm_watch_stored(cm_watch_t *w, uintptr_t addr, size_t len);
 void cm_watch_forwarded_range(cm_watch_t *w, uintptr_t addr, size_t len);
 
 /* Every watched line compared with its twin, each changed run handed to fwd; none watched after. */
-void cm_watch_flush(cm_watch_t *w, cm_watch_fwd_t fwd);
+void cm_watch_flush(cm_watch_t *w, cm_watch_fwd_t fwd, void *arg);
 
 #endif

@@ -41,10 +41,9 @@
 
 #include <stdlib.h>
 
-static struct {
-    bool             merge;       /* M: the merge buffer */
-    cm_merge_t       mb;
-    cm_merge_entry_t *mb_entries;
+typedef struct {
+    cm_write_t base; /* first: the instance the ops get as self */
+    cm_merge_t       *mb;         /* M: the merge buffer; NULL: N, each store forwarded */
     uintptr_t        pend_addr;   /* N: the last store, forwarded at the next one */
     size_t           pend_len;
     char             *pend_dst;   /* its home's copy when plain stores reach it, or NULL */
@@ -56,15 +55,19 @@ static struct {
     size_t           run_len;
     uintptr_t        unmapped_addr; /* a store reported before its page was mapped: watched */
     size_t           unmapped_len;  /* once the fault maps it (cm_wh_joining) */
-} cm_wh;
+} cm_wh_t;
+
+/* The instance the store hook serves: the hooks call their target with no argument. */
+static cm_wh_t *cm_wh_hook;
 
 /* Must stores to page p reach the hook? Not when it is mapped and homed here: nothing is
  * forwarded, and the first store, which makes it dirty, is found by a write fault instead
  * (cm_wh_joining maps it read-only until then). An armed shadow byte arms the loads of the
  * same bytes too: arming home pages until written made every load of a page read here call
  * out under the NS variants (LU, 12x CHSM). Always armed under CM_CHECK_STORES. */
-static bool cm_wh_armed(uint64_t p)
+static bool cm_wh_armed(cm_write_t *self, uint64_t p)
 {
+    (void)self;
     const cm_pte_t *pte = &cm_cm.pte[p];
     return cm_cm.check || !pte->mapped || pte->home != cm_cm.me;
 }
@@ -76,17 +79,17 @@ static bool cm_wh_armed(uint64_t p)
  * put lands (each byte once, aligned words whole: a peer may poll the word). This is the
  * doubled store of the paper's Memory Channel: one more store, no software in between.
  */
-static inline void cm_wh_store_direct(char *dst, uintptr_t addr, size_t len)
+static inline void cm_wh_store_direct(cm_wh_t *wh, char *dst, uintptr_t addr, size_t len)
 {
     cm_rma_copy_once(dst, cm_cm.net + (addr - (uintptr_t)cm_cm.app), len);
-    cm_watch_forwarded_range(&cm_wh.watch, addr, len);
-    cm_wh.direct = true;
+    cm_watch_forwarded_range(&wh->watch, addr, len);
+    wh->direct = true;
     cm_cm.st.forwarded_puts++;
 }
 
 /* Writes len bytes at app address addr (within one page) through to the page's home: into a
  * batch, or a put (live: the application may store to them meanwhile, cm_cm_int.h). */
-static void cm_wh_through(uintptr_t addr, size_t len, bool live)
+static void cm_wh_through(cm_wh_t *wh, uintptr_t addr, size_t len, bool live)
 {
     const cm_pte_t *pte = &cm_cm.pte[cm_cm_page(addr)];
 
@@ -97,58 +100,59 @@ static void cm_wh_through(uintptr_t addr, size_t len, bool live)
         cm_fwdb_append(pte->home, addr, len);
     } else if (cm_cm_write_through_from(pte->home, addr,
                                         cm_cm.net + (addr - (uintptr_t)cm_cm.app), len, live)) {
-        cm_wh.direct = true;
+        wh->direct = true;
     }
-    cm_watch_forwarded_range(&cm_wh.watch, addr, len);
+    cm_watch_forwarded_range(&wh->watch, addr, len);
     cm_cm.st.forwarded_puts++;
 }
 
-static void cm_wh_forward(uintptr_t addr, size_t len)
+static void cm_wh_forward(cm_wh_t *wh, uintptr_t addr, size_t len)
 {
-    cm_wh_through(addr, len, true);
+    cm_wh_through(wh, addr, len, true);
 }
 
 static void cm_wh_forward_range(uintptr_t addr, size_t len, void *arg)
 {
-    (void)arg;
+    cm_wh_t *wh = arg;
+
     while (len > 0) {
         size_t in_page = cm_cm.ps - ((addr - (uintptr_t)cm_cm.app) & (cm_cm.ps - 1));
         size_t n = (len < in_page) ? len : in_page;
-        cm_wh_forward(addr, n);
+        cm_wh_forward(wh, addr, n);
         addr += n;
         len  -= n;
     }
 }
 
 /* N: forwards the pending store, which is done by now. */
-static void cm_wh_forward_pending(void)
+static void cm_wh_forward_pending(cm_wh_t *wh)
 {
-    if (cm_wh.pend_dst != NULL) {
-        cm_wh_store_direct(cm_wh.pend_dst, cm_wh.pend_addr, cm_wh.pend_len);
+    if (wh->pend_dst != NULL) {
+        cm_wh_store_direct(wh, wh->pend_dst, wh->pend_addr, wh->pend_len);
     } else {
-        cm_wh_forward_range(cm_wh.pend_addr, cm_wh.pend_len, NULL);
+        cm_wh_forward_range(wh->pend_addr, wh->pend_len, wh);
     }
-    cm_wh.pend_len = 0;
+    wh->pend_len = 0;
 }
 
 /* N: the store of len bytes at addr within page p, about to happen, becomes the pending one. */
-static inline void cm_wh_pend(uintptr_t addr, size_t len, uint64_t p)
+static inline void cm_wh_pend(cm_wh_t *wh, uintptr_t addr, size_t len, uint64_t p)
 {
     const cm_pte_t *pte = &cm_cm.pte[p];
 
     if (pte->mapped && pte->home == cm_cm.me) {
         return; /* the store goes straight into the master copy */
     }
-    cm_wh.pend_addr = addr;
-    cm_wh.pend_len  = len;
+    wh->pend_addr = addr;
+    wh->pend_len  = len;
     /* Unmapped now: the store faults first and the page's home is known at forwarding. */
-    cm_wh.pend_dst = (pte->mapped && cm_cm.home_delta[pte->home] != 0)
+    wh->pend_dst = (pte->mapped && cm_cm.home_delta[pte->home] != 0)
                          ? (char *)addr + cm_cm.home_delta[pte->home]
                          : NULL;
 }
 
 /* Everything but the common case of cm_wh_store: marking pages dirty, the check, page spans. */
-__attribute__((noinline)) static void cm_wh_store_slow(uintptr_t addr, size_t len)
+__attribute__((noinline)) static void cm_wh_store_slow(cm_wh_t *wh, uintptr_t addr, size_t len)
 {
     uint64_t p0 = cm_cm_page(addr), p1 = cm_cm_page(addr + len - 1);
 
@@ -164,13 +168,13 @@ __attribute__((noinline)) static void cm_wh_store_slow(uintptr_t addr, size_t le
         cm_cm_mark_dirty(p);
         if (!pte->mapped) {
             /* The store faults next: its line is watched once the page's data is here. */
-            cm_wh.unmapped_addr = lo;
-            cm_wh.unmapped_len  = hi - lo;
+            wh->unmapped_addr = lo;
+            wh->unmapped_len  = hi - lo;
         } else if (pte->home != cm_cm.me) {
-            cm_watch_lines(&cm_wh.watch, lo, hi - lo);
-            if (cm_wh.release) {
+            cm_watch_lines(&wh->watch, lo, hi - lo);
+            if (wh->release) {
                 /* The twin was taken now: a report after the fact (memcpy) would match it. */
-                cm_watch_stored(&cm_wh.watch, lo, hi - lo);
+                cm_watch_stored(&wh->watch, lo, hi - lo);
             }
         }
         if (pte->mapped && pte->home == cm_cm.me && !cm_cm.check) {
@@ -187,22 +191,22 @@ __attribute__((noinline)) static void cm_wh_store_slow(uintptr_t addr, size_t le
     if (cm_cm.check) {
         cm_sc_stored(addr, len);
     }
-    if (cm_wh.release) {
+    if (wh->release) {
         return; /* watched above (or when its fault maps it): the flush forwards it */
     }
-    if (cm_wh.merge) {
-        cm_merge_record(&cm_wh.mb, addr, len);
+    if (wh->mb != NULL) {
+        wh->mb->ops->record(wh->mb, addr, len);
         return;
     }
-    if (cm_wh.pend_len != 0) {
-        cm_wh_forward_pending();
+    if (wh->pend_len != 0) {
+        cm_wh_forward_pending(wh);
     }
     if (p0 == p1) {
-        cm_wh_pend(addr, len, p0);
+        cm_wh_pend(wh, addr, len, p0);
     } else {
-        cm_wh.pend_addr = addr; /* spans pages: forwarded page by page */
-        cm_wh.pend_len  = len;
-        cm_wh.pend_dst  = NULL;
+        wh->pend_addr = addr; /* spans pages: forwarded page by page */
+        wh->pend_len  = len;
+        wh->pend_dst  = NULL;
     }
 }
 
@@ -214,6 +218,7 @@ __attribute__((noinline)) static void cm_wh_store_slow(uintptr_t addr, size_t le
  */
 static void cm_wh_store(uintptr_t addr, size_t len)
 {
+    cm_wh_t *wh = cm_wh_hook;
     const uint8_t marked = CM_PTE_DIRTY | CM_PTE_LISTED;
     uintptr_t off = addr - (uintptr_t)cm_cm.app;
     uint64_t p = off >> cm_cm.shift;
@@ -221,104 +226,112 @@ static void cm_wh_store(uintptr_t addr, size_t len)
     cm_cm.st.doubled_stores++;
     if (__builtin_expect(((off ^ (off + len - 1)) >> CM_WATCH_SHIFT) == 0 &&
                          (cm_cm.pte[p].flags & marked) == marked && !cm_cm.check &&
-                         cm_watch_is(&cm_wh.watch, addr), 1)) {
-        if (cm_wh.release) {
+                         cm_watch_is(&wh->watch, addr), 1)) {
+        if (wh->release) {
             return; /* watched: the flush forwards it */
         }
-        if (cm_wh.merge) {
-            if (cm_merge_hit(&cm_wh.mb, addr, len)) {
+        if (wh->mb != NULL) {
+            if (cm_merge_hit(wh->mb, addr, len)) {
                 return;
             }
-        } else if (cm_wh.pend_dst != NULL || cm_wh.pend_len == 0) {
-            if (cm_wh.pend_len != 0) {
-                cm_wh_store_direct(cm_wh.pend_dst, cm_wh.pend_addr, cm_wh.pend_len);
+        } else if (wh->pend_dst != NULL || wh->pend_len == 0) {
+            if (wh->pend_len != 0) {
+                cm_wh_store_direct(wh, wh->pend_dst, wh->pend_addr, wh->pend_len);
             }
-            cm_wh.pend_len = 0;
-            cm_wh_pend(addr, len, p);
+            wh->pend_len = 0;
+            cm_wh_pend(wh, addr, len, p);
             return;
         }
     }
     CM_RT_ENTER(); /* the slow path may reach UCX, which may allocate */
-    cm_wh_store_slow(addr, len);
+    cm_wh_store_slow(wh, addr, len);
     CM_RT_LEAVE();
 }
 
 /* Stores no report named (a check the compiler dropped or folded into a load check), found at
  * a flush: forwarded now, after everything buffered. */
-static void cm_wh_unreported(uintptr_t addr, size_t len)
+static void cm_wh_unreported(uintptr_t addr, size_t len, void *arg)
 {
+    cm_wh_t *wh = arg;
+
     if (cm_cm.check) {
         cm_sc_stored(addr, len); /* the compiler's doing, not a store that escaped the hooks */
     }
     cm_cm_mark_dirty(cm_cm_page(addr));
     cm_cm.st.doubled_stores++;
-    cm_wh_forward(addr, len);
+    cm_wh_forward(wh, addr, len);
 }
 
-static void cm_wh_loaded(uintptr_t addr, size_t len)
+static void cm_wh_loaded(cm_write_t *self, uintptr_t addr, size_t len)
 {
-    if (!cm_wh.loads) {
+    cm_wh_t *wh = (cm_wh_t *)self;
+
+    if (!wh->loads) {
         return;
     }
-    if (((addr ^ (addr + len - 1)) >> CM_WATCH_SHIFT) == 0 && cm_watch_is(&cm_wh.watch, addr)) {
+    if (((addr ^ (addr + len - 1)) >> CM_WATCH_SHIFT) == 0 && cm_watch_is(&wh->watch, addr)) {
         return; /* watched already: the usual case of a load on a page homed elsewhere */
     }
-    cm_watch_lines(&cm_wh.watch, addr, len);
+    cm_watch_lines(&wh->watch, addr, len);
 }
 
 /* release: puts the merged run. Its source is stable: the application is in the release or
  * acquire until the flush after this completes it (cm_cm_complete). */
-static void cm_wh_run_put(void)
+static void cm_wh_run_put(cm_wh_t *wh)
 {
-    if (cm_wh.run_len != 0) {
-        cm_wh_through(cm_wh.run_addr, cm_wh.run_len, false);
-        cm_wh.run_len = 0;
+    if (wh->run_len != 0) {
+        cm_wh_through(wh, wh->run_addr, wh->run_len, false);
+        wh->run_len = 0;
     }
 }
 
 /* release: a run of changed bytes the flush found, merged with the previous one where it
  * continues it on the same page. */
-static void cm_wh_run(uintptr_t addr, size_t len)
+static void cm_wh_run(uintptr_t addr, size_t len, void *arg)
 {
+    cm_wh_t *wh = arg;
+
     if (cm_cm.check) {
         cm_sc_stored(addr, len);
     }
     cm_cm_mark_dirty(cm_cm_page(addr));
     cm_cm.st.doubled_stores++;
-    if (cm_wh.run_len != 0 && addr == cm_wh.run_addr + cm_wh.run_len &&
-        cm_cm_page(addr) == cm_cm_page(cm_wh.run_addr)) {
-        cm_wh.run_len += len;
+    if (wh->run_len != 0 && addr == wh->run_addr + wh->run_len &&
+        cm_cm_page(addr) == cm_cm_page(wh->run_addr)) {
+        wh->run_len += len;
         return;
     }
-    cm_wh_run_put();
-    cm_wh.run_addr = addr;
-    cm_wh.run_len  = len;
+    cm_wh_run_put(wh);
+    wh->run_addr = addr;
+    wh->run_len  = len;
 }
 
 /* Forwards everything buffered or pending (release, acquire, finalize), then what changed in
  * the watched lines beyond it. */
-static void cm_wh_flush(void)
+static void cm_wh_flush(cm_write_t *self)
 {
-    if (cm_wh.release) {
-        if (cm_wh.watch.n != 0) {
-            cm_watch_flush(&cm_wh.watch, cm_wh_run);
-            cm_wh_run_put();
+    cm_wh_t *wh = (cm_wh_t *)self;
+
+    if (wh->release) {
+        if (wh->watch.n != 0) {
+            cm_watch_flush(&wh->watch, cm_wh_run, wh);
+            cm_wh_run_put(wh);
         }
     } else {
-        if (cm_wh.merge) {
-            cm_merge_flush(&cm_wh.mb);
-        } else if (cm_wh.pend_len != 0) {
-            cm_wh_forward_pending();
+        if (wh->mb != NULL) {
+            wh->mb->ops->flush(wh->mb);
+        } else if (wh->pend_len != 0) {
+            cm_wh_forward_pending(wh);
         }
-        if (cm_wh.watch.n != 0) {
-            cm_watch_flush(&cm_wh.watch, cm_wh_unreported);
+        if (wh->watch.n != 0) {
+            cm_watch_flush(&wh->watch, cm_wh_unreported, wh);
         }
     }
     cm_fwdb_complete(); /* batches applied at their homes before the release goes on */
-    if (cm_wh.direct) {
+    if (wh->direct) {
         /* Plain stores into homes' memory: ordered before the flag or notice that follows. */
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        cm_wh.direct = false;
+        wh->direct = false;
     }
 }
 
@@ -334,8 +347,9 @@ static void cm_wh_open_unseen(uint64_t p)
 
 /* At a release or before the page is dropped: stops the job if page p holds a store the hooks
  * did not see; closes it again. */
-static cm_status_t cm_wh_settle(uint64_t p)
+static cm_status_t cm_wh_settle(cm_write_t *self, uint64_t p)
 {
+    (void)self;
     cm_pte_t *pte = &cm_cm.pte[p];
 
     if (!cm_cm.check || !pte->mapped || !(pte->flags & (CM_PTE_OPEN | CM_PTE_UNSEEN))) {
@@ -351,17 +365,19 @@ static cm_status_t cm_wh_settle(uint64_t p)
 
 /* Read-write at once: writes are seen by the hooks (delayed write notices). Under the check,
  * read-only unless the hooks just announced a store to it. */
-static int cm_wh_joining(uint64_t p, int home, bool write)
+static int cm_wh_joining(cm_write_t *self, uint64_t p, int home, bool write)
 {
+    cm_wh_t *wh = (cm_wh_t *)self;
+
     cm_pte_t *pte = &cm_cm.pte[p];
     bool announced;
 
-    if (cm_wh.unmapped_len != 0 && cm_cm_page(cm_wh.unmapped_addr) == p) {
+    if (wh->unmapped_len != 0 && cm_cm_page(wh->unmapped_addr) == p) {
         /* The store reported before this fault: its bytes are the fetched ones until it runs. */
         if (home != cm_cm.me) {
-            cm_watch_lines(&cm_wh.watch, cm_wh.unmapped_addr, cm_wh.unmapped_len);
+            cm_watch_lines(&wh->watch, wh->unmapped_addr, wh->unmapped_len);
         }
-        cm_wh.unmapped_len = 0;
+        wh->unmapped_len = 0;
     }
     if (!cm_cm.check) {
         /* Homed here: read-only until its first store (unless that store already announced
@@ -386,8 +402,9 @@ static int cm_wh_joining(uint64_t p, int home, bool write)
 
 /* Mapped pages are read-only homed here until their first store, and under the check: a store
  * no hook announced. */
-static cm_status_t cm_wh_write_fault(uint64_t p)
+static cm_status_t cm_wh_write_fault(cm_write_t *self, uint64_t p)
 {
+    (void)self;
     if (!cm_cm.check && cm_cm.pte[p].home == cm_cm.me) {
         /* A page homed here takes its first store: dirty (delayed write notice), writable. */
         cm_cm_mark_dirty(p);
@@ -404,35 +421,37 @@ static cm_status_t cm_wh_write_fault(uint64_t p)
 
 /* ---- set-up ------------------------------------------------------------------------------ */
 
-static cm_status_t cm_wh_init(const cm_protocol_ctx_t *ctx)
+static cm_status_t cm_wh_init(const cm_protocol_ctx_t *ctx, const cm_merge_ops_t *merge,
+                              cm_write_t **self)
 {
     const cm_config_t *cfg = ctx->config;
-    const char *vname = cm_variants[cm_cm.variant].name;
+    const char *vname = cm_cm.vname;
+    cm_wh_t *wh;
 
-    memset(&cm_wh, 0, sizeof(cm_wh));
-    cm_wh.merge = (cm_variants[cm_cm.variant].merge == CM_MERGE_BUFFER);
     /* The build the binary records (src/access/cm_hooks.c), whatever stores it happens to have. */
     if (dlsym(RTLD_DEFAULT, "cm_build_stores") == NULL) {
         cm_error("CM_VARIANT=%s forwards writes in software, but this program was built without "
                  "store checks: build it with cmcc%s", vname,
-                 (cm_variants[cm_cm.variant].build == CM_BUILD_ACCESSES) ? " --accesses" : "");
+                 cm_cm.load_checks ? " --accesses" : "");
         return CM_ERR_UNSUPPORTED;
     }
-    cm_wh.mb_entries = calloc(cfg->merge_lines ? cfg->merge_lines : 1, sizeof(cm_merge_entry_t));
-    if (cm_wh.mb_entries == NULL) {
-        cm_error("cashmere: out of memory for the merge buffer");
+    wh = calloc(1, sizeof(*wh));
+    if (wh == NULL) {
+        cm_error("cashmere: out of memory for the hooked writes");
         return CM_ERR_NO_MEMORY;
     }
-    cm_merge_init(&cm_wh.mb, cm_wh.mb_entries, (unsigned)cfg->merge_lines, cm_wh_forward_range,
-                  NULL);
-    cm_wh.loads = (cm_variants[cm_cm.variant].build == CM_BUILD_ACCESSES);
-    cm_wh.release = (cfg->forward == CM_FORWARD_RELEASE);
+    *self = &wh->base;
+    if (merge != NULL) {
+        CM_CHECK(merge->init((unsigned)cfg->merge_lines, cm_wh_forward_range, wh, &wh->mb));
+    }
+    wh->loads = cm_cm.load_checks;
+    wh->release = (cfg->forward == CM_FORWARD_RELEASE);
     if (cfg->forward_batch < 256 || cfg->forward_batch > (1u << 20)) {
         cm_error("CM_FORWARD_BATCH=%zu: a batch is 256 bytes to 1 MiB", (size_t)cfg->forward_batch);
         return CM_ERR_INVALID;
     }
     if (cfg->forward == CM_FORWARD_BATCH || cfg->forward == CM_FORWARD_AUTO) {
-        if (cm_variants[cm_cm.variant].fill == CM_FILL_PAGE) {
+        if (cm_cm.whole_pages) {
             CM_CHECK(cm_fwdb_init(cfg->forward == CM_FORWARD_BATCH, (size_t)cfg->forward_batch));
         } else if (cfg->forward == CM_FORWARD_BATCH) {
             cm_error("CM_FORWARD=batch needs whole-page fills (CHS*): under %s a line fill would "
@@ -440,38 +459,53 @@ static cm_status_t cm_wh_init(const cm_protocol_ctx_t *ctx)
             return CM_ERR_UNSUPPORTED;
         }
     }
-    cm_cm.write_note = cm_wh.release     ? "forwarded at the release, a put per run of changed "
+    cm_cm.write_note = wh->release     ? "forwarded at the release, a put per run of changed "
                                            "bytes (CM_FORWARD=release)"
                        : cm_fwdb_active() ? "forwarded as stored, batched per home across the "
                                             "network (CM_FORWARD=batch)"
                                           : "forwarded as stored (CM_FORWARD=store)";
-    CM_CHECK(cm_watch_init(&cm_wh.watch, cm_cm.app, cm_cm.net, cm_cm.npages << cm_cm.shift));
+    CM_CHECK(cm_watch_init(&wh->watch, cm_cm.app, cm_cm.net, cm_cm.npages << cm_cm.shift));
     if (cm_cm.check) {
         CM_CHECK(cm_sc_init(cm_cm.app, cm_cm.net, cm_cm.npages, cm_cm.ps));
     }
+    cm_wh_hook = wh;
     return CM_OK;
 }
 
-static void cm_wh_fini(void)
+static void cm_wh_fini(cm_write_t *self)
 {
+    cm_wh_t *wh = (cm_wh_t *)self;
+
     cm_fwdb_fini();
-    free(cm_wh.mb_entries);
-    cm_watch_fini(&cm_wh.watch);
+    if (wh->mb != NULL) {
+        wh->mb->ops->fini(wh->mb);
+    }
+    cm_watch_fini(&wh->watch);
     if (cm_cm.check) {
         cm_sc_fini();
     }
+    if (cm_wh_hook == wh) {
+        cm_wh_hook = NULL;
+    }
+    free(wh);
 }
 
-static void cm_wh_stats(cm_stats_t *s)
+static void cm_wh_stats(cm_write_t *self, cm_stats_t *s)
 {
-    s->merge_flushes = cm_wh.mb.line_flushes;
-    s->folded_stores = cm_wh.watch.found;
+    cm_wh_t *wh = (cm_wh_t *)self;
+
+    s->merge_flushes = (wh->mb != NULL) ? wh->mb->line_flushes : 0;
+    s->folded_stores = wh->watch.found;
 }
 
-static void cm_wh_stats_reset(void)
+static void cm_wh_stats_reset(cm_write_t *self)
 {
-    cm_wh.mb.line_flushes = 0;
-    cm_wh.watch.found     = 0;
+    cm_wh_t *wh = (cm_wh_t *)self;
+
+    if (wh->mb != NULL) {
+        wh->mb->line_flushes = 0;
+    }
+    wh->watch.found     = 0;
 }
 
 const cm_write_ops_t cm_write_hooks_ops = {
@@ -485,8 +519,6 @@ const cm_write_ops_t cm_write_hooks_ops = {
     .loaded      = cm_wh_loaded,
     .flush       = cm_wh_flush,
     .settle      = cm_wh_settle,
-    .dropped     = NULL,
-    .reset       = NULL,
     .stats       = cm_wh_stats,
     .stats_reset = cm_wh_stats_reset,
 };

@@ -14,19 +14,30 @@
 #include "config.h"
 #include "src/protocols/cashmere/cm_cm_int.h"
 
-static cm_status_t cm_wm_init(const cm_protocol_ctx_t *ctx)
+#include <stdlib.h>
+
+static cm_status_t cm_wm_init(const cm_protocol_ctx_t *ctx, const cm_merge_ops_t *merge,
+                              cm_write_t **self)
 {
-    (void)ctx;
+    /* Nothing of its own: the stores are in the homes' memory already. M collapses into N
+     * (nothing is forwarded to merge; the variant table's note). */
+    (void)ctx, (void)merge;
+    *self = calloc(1, sizeof(**self));
+    if (*self == NULL) {
+        cm_error("cashmere: out of memory for the mapped writes");
+        return CM_ERR_NO_MEMORY;
+    }
     return CM_OK;
 }
 
-static void cm_wm_fini(void)
+static void cm_wm_fini(cm_write_t *self)
 {
+    free(self);
 }
 
-static int cm_wm_joining(uint64_t p, int home, bool write)
+static int cm_wm_joining(cm_write_t *self, uint64_t p, int home, bool write)
 {
-    (void)home;
+    (void)self, (void)home;
     if (write) {
         cm_cm_mark_dirty(p);
         return PROT_READ | PROT_WRITE;
@@ -34,29 +45,25 @@ static int cm_wm_joining(uint64_t p, int home, bool write)
     return PROT_READ;
 }
 
-static cm_status_t cm_wm_write_fault(uint64_t p)
+static cm_status_t cm_wm_write_fault(cm_write_t *self, uint64_t p)
 {
+    (void)self;
     cm_cm_mark_dirty(p);
     return cm_cm_protect(p, PROT_READ | PROT_WRITE);
 }
 
 /* No store checks: the program is the plain build. */
-static bool cm_wm_armed(uint64_t p)
+static bool cm_wm_armed(cm_write_t *self, uint64_t p)
 {
-    (void)p;
+    (void)self, (void)p;
     return false;
 }
 
 /* The stores are in the homes' memory already: ordered before whatever publishes them. */
-static void cm_wm_flush(void)
+static void cm_wm_flush(cm_write_t *self)
 {
+    (void)self;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-}
-
-static cm_status_t cm_wm_settle(uint64_t p)
-{
-    (void)p;
-    return CM_OK;
 }
 
 const cm_write_ops_t cm_write_mapped_ops = {
@@ -66,12 +73,6 @@ const cm_write_ops_t cm_write_mapped_ops = {
     .joining     = cm_wm_joining,
     .write_fault = cm_wm_write_fault,
     .armed       = cm_wm_armed,
-    .store       = NULL,
     .flush       = cm_wm_flush,
-    .settle      = cm_wm_settle,
-    .dropped     = NULL,
-    .reset       = NULL,
-    .stats       = NULL,
     .faults_on_write = true,
-    .stats_reset = NULL,
 };

@@ -42,10 +42,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-static struct {
-    bool             merge;       /* M: the merge buffer */
-    cm_merge_t       mb;
-    cm_merge_entry_t *mb_entries;
+typedef struct {
+    cm_write_t base; /* first: the instance the ops get as self */
+    cm_merge_t       *mb;         /* M: the merge buffer; NULL: N, each run forwarded */
     uint8_t          *twins;      /* npages * ps, reserved; touched for tracked pages only */
     uint32_t         *active;     /* pages tracked: homed elsewhere, written lately */
     uint8_t          *changed;    /* per tracked page (as active): changed since the last drain */
@@ -65,11 +64,11 @@ static struct {
     uint64_t         passes;
     uint64_t         forwarded;   /* transfers to homes */
     uint64_t         words;       /* words found changed */
-} cm_wo;
+} cm_wo_t;
 
-static inline uint64_t *cm_wo_twin(uint64_t p)
+static inline uint64_t *cm_wo_twin(cm_wo_t *wo, uint64_t p)
 {
-    return (uint64_t *)(cm_wo.twins + (p << cm_cm.shift));
+    return (uint64_t *)(wo->twins + (p << cm_cm.shift));
 }
 
 /* ---- forwarding (under mu) ------------------------------------------------------------ */
@@ -77,24 +76,24 @@ static inline uint64_t *cm_wo_twin(uint64_t p)
 /* len bytes at app address addr, within one tracked page, to the page's home: the twin's. */
 static void cm_wo_forward(uintptr_t addr, size_t len, void *arg)
 {
+    cm_wo_t *wo = arg;
     uint64_t p = cm_cm_page(addr);
-    const char *src = (const char *)cm_wo_twin(p) + (addr - (uintptr_t)cm_cm_app(p));
+    const char *src = (const char *)cm_wo_twin(wo, p) + (addr - (uintptr_t)cm_cm_app(p));
 
-    (void)arg;
-    if (cm_cm_write_through_from(cm_wo.home[p], addr, src, len, false)) {
-        cm_wo.direct = true;
+    if (cm_cm_write_through_from(wo->home[p], addr, src, len, false)) {
+        wo->direct = true;
     } else {
-        cm_wo.sent = true;
+        wo->sent = true;
     }
-    cm_wo.forwarded++;
+    wo->forwarded++;
 }
 
 /* Compares page p with its twin; forwards what changed (and takes it into the twin), and says
  * whether anything did. The application may be storing meanwhile: a word read here is what is
  * sent, and a later store shows as a change in the next pass. */
-static bool cm_wo_scan(uint64_t p)
+static bool cm_wo_scan(cm_wo_t *wo, uint64_t p)
 {
-    uint64_t *cur = (uint64_t *)(void *)cm_cm_net(p), *tw = cm_wo_twin(p);
+    uint64_t *cur = (uint64_t *)(void *)cm_cm_net(p), *tw = cm_wo_twin(wo, p);
     size_t n = cm_cm.ps / sizeof(uint64_t);
     bool changed = false;
 
@@ -106,7 +105,7 @@ static bool cm_wo_scan(uint64_t p)
         }
         tw[i] = v;
         changed = true;
-        cm_wo.words++;
+        wo->words++;
         /* Only the bytes that changed: the rest of the word may be another writer's, stale
          * here (false sharing within a word), and must not overwrite the home's. */
         while (x != 0) {
@@ -115,10 +114,10 @@ static bool cm_wo_scan(uint64_t p)
                 e++;
             }
             x &= (e < 8) ? ~((1ull << (8 * e)) - 1) : 0;
-            if (cm_wo.merge) {
-                cm_merge_record(&cm_wo.mb, word + b, e - b);
+            if (wo->mb != NULL) {
+                wo->mb->ops->record(wo->mb, word + b, e - b);
             } else {
-                cm_wo_forward(word + b, e - b, NULL);
+                cm_wo_forward(word + b, e - b, wo);
             }
         }
     }
@@ -127,59 +126,59 @@ static bool cm_wo_scan(uint64_t p)
 
 /* Orders what this pass forwarded before anything forwarded later (and, for a release,
  * before what publishes it). */
-static void cm_wo_fence(void)
+static void cm_wo_fence(cm_wo_t *wo)
 {
-    if (cm_wo.direct) {
+    if (wo->direct) {
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        cm_wo.direct = false;
+        wo->direct = false;
     }
-    if (cm_wo.sent) {
+    if (wo->sent) {
         if (cm_rma_fence(cm_cm.rma) != CM_OK) {
             cm_fatal(1, "offload: fence failed");
         }
-        cm_wo.sent = false;
+        wo->sent = false;
     }
 }
 
 /* Tracked page k leaves the tracked set (its twin's memory given back). */
-static void cm_wo_untrack(uint32_t k)
+static void cm_wo_untrack(cm_wo_t *wo, uint32_t k)
 {
-    uint64_t p = cm_wo.active[k];
-    uint32_t last = (uint32_t)--cm_wo.nactive;
+    uint64_t p = wo->active[k];
+    uint32_t last = (uint32_t)--wo->nactive;
 
-    cm_wo.active[k]  = cm_wo.active[last];
-    cm_wo.changed[k] = cm_wo.changed[last];
-    cm_wo.slot[cm_wo.active[k]] = k + 1;
-    cm_wo.slot[p] = 0;
-    madvise(cm_wo_twin(p), cm_cm.ps, MADV_DONTNEED);
+    wo->active[k]  = wo->active[last];
+    wo->changed[k] = wo->changed[last];
+    wo->slot[wo->active[k]] = k + 1;
+    wo->slot[p] = 0;
+    madvise(cm_wo_twin(wo, p), cm_cm.ps, MADV_DONTNEED);
 }
 
-static void cm_wo_pass(bool drain)
+static void cm_wo_pass(cm_wo_t *wo, bool drain)
 {
-    for (uint64_t k = 0; k < cm_wo.nactive; k++) {
-        if (cm_wo_scan(cm_wo.active[k])) {
-            cm_wo.changed[k] = 1;
+    for (uint64_t k = 0; k < wo->nactive; k++) {
+        if (cm_wo_scan(wo, wo->active[k])) {
+            wo->changed[k] = 1;
         }
     }
-    if (drain && cm_wo.merge) {
-        cm_merge_flush(&cm_wo.mb);
+    if (drain && wo->mb != NULL) {
+        wo->mb->ops->flush(wo->mb);
     }
-    cm_wo_fence();
-    cm_wo.passes++;
+    cm_wo_fence(wo);
+    wo->passes++;
     if (!drain) {
         return;
     }
     /* The application thread drains (it is not storing): pages quiet since the last drain are
      * protected again and no longer scanned. Backwards: the page moved into k is done. */
-    for (uint64_t k = cm_wo.nactive; k-- > 0;) {
-        if (cm_wo.changed[k]) {
-            cm_wo.changed[k] = 0;
+    for (uint64_t k = wo->nactive; k-- > 0;) {
+        if (wo->changed[k]) {
+            wo->changed[k] = 0;
             continue;
         }
-        if (cm_cm_protect(cm_wo.active[k], PROT_READ) != CM_OK) {
+        if (cm_cm_protect(wo->active[k], PROT_READ) != CM_OK) {
             cm_fatal(1, "offload: cannot write-protect a quiet page");
         }
-        cm_wo_untrack((uint32_t)k);
+        cm_wo_untrack(wo, (uint32_t)k);
     }
 }
 
@@ -194,18 +193,19 @@ static uint64_t cm_wo_thread_cpu(void)
 
 static void *cm_wo_main(void *arg)
 {
-    struct timespec pause = {.tv_sec  = (time_t)(cm_wo.pause_ns / 1000000000ull),
-                             .tv_nsec = (long)(cm_wo.pause_ns % 1000000000ull)};
-    (void)arg;
+    cm_wo_t *wo = arg;
+    struct timespec pause = {.tv_sec  = (time_t)(wo->pause_ns / 1000000000ull),
+                             .tv_nsec = (long)(wo->pause_ns % 1000000000ull)};
+
     /* The default timer slack (50 us) would stretch every pause past what was asked. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-    while (!cm_wo.stop) {
-        pthread_mutex_lock(&cm_wo.mu);
-        if (cm_wo.nactive > 0) {
-            cm_wo_pass(false);
+    while (!wo->stop) {
+        pthread_mutex_lock(&wo->mu);
+        if (wo->nactive > 0) {
+            cm_wo_pass(wo, false);
         }
-        __atomic_store_n(&cm_wo.cpu_ns, cm_wo_thread_cpu(), __ATOMIC_RELAXED);
-        pthread_mutex_unlock(&cm_wo.mu);
+        __atomic_store_n(&wo->cpu_ns, cm_wo_thread_cpu(), __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&wo->mu);
         nanosleep(&pause, NULL);
     }
     return NULL;
@@ -214,132 +214,150 @@ static void *cm_wo_main(void *arg)
 /* ---- tracking pages -------------------------------------------------------------------- */
 
 /* Page p, homed elsewhere, takes its first store: its twin is its contents now (read-only). */
-static void cm_wo_track(uint64_t p, int home)
+static void cm_wo_track(cm_wo_t *wo, uint64_t p, int home)
 {
-    pthread_mutex_lock(&cm_wo.mu);
-    if (cm_wo.slot[p] == 0) {
-        memcpy(cm_wo_twin(p), cm_cm_net(p), cm_cm.ps);
-        cm_wo.home[p] = (uint16_t)home;
-        cm_wo.changed[cm_wo.nactive] = 1; /* its first store is under way */
-        cm_wo.active[cm_wo.nactive++] = (uint32_t)p;
-        cm_wo.slot[p] = (uint32_t)cm_wo.nactive;
+    pthread_mutex_lock(&wo->mu);
+    if (wo->slot[p] == 0) {
+        memcpy(cm_wo_twin(wo, p), cm_cm_net(p), cm_cm.ps);
+        wo->home[p] = (uint16_t)home;
+        wo->changed[wo->nactive] = 1; /* its first store is under way */
+        wo->active[wo->nactive++] = (uint32_t)p;
+        wo->slot[p] = (uint32_t)wo->nactive;
     }
-    pthread_mutex_unlock(&cm_wo.mu);
+    pthread_mutex_unlock(&wo->mu);
 }
 
-static int cm_wo_joining(uint64_t p, int home, bool write)
+static int cm_wo_joining(cm_write_t *self, uint64_t p, int home, bool write)
 {
+    cm_wo_t *wo = (cm_wo_t *)self;
+
     if (!write) {
         return PROT_READ;
     }
     if (home != cm_cm.me) {
-        cm_wo_track(p, home);
+        cm_wo_track(wo, p, home);
     }
     cm_cm_mark_dirty(p);
     return PROT_READ | PROT_WRITE;
 }
 
-static cm_status_t cm_wo_write_fault(uint64_t p)
+static cm_status_t cm_wo_write_fault(cm_write_t *self, uint64_t p)
 {
+    cm_wo_t *wo = (cm_wo_t *)self;
+
     if (cm_cm.pte[p].home != cm_cm.me) {
-        cm_wo_track(p, cm_cm.pte[p].home);
+        cm_wo_track(wo, p, cm_cm.pte[p].home);
     }
     cm_cm_mark_dirty(p);
     return cm_cm_protect(p, PROT_READ | PROT_WRITE);
 }
 
 /* Before page p is dropped or its transition made: its last changes go now. */
-static cm_status_t cm_wo_settle(uint64_t p)
+static cm_status_t cm_wo_settle(cm_write_t *self, uint64_t p)
 {
-    pthread_mutex_lock(&cm_wo.mu);
-    if (cm_wo.slot[p] != 0) {
-        if (cm_wo_scan(p)) {
-            cm_wo.changed[cm_wo.slot[p] - 1] = 1;
+    cm_wo_t *wo = (cm_wo_t *)self;
+
+    pthread_mutex_lock(&wo->mu);
+    if (wo->slot[p] != 0) {
+        if (cm_wo_scan(wo, p)) {
+            wo->changed[wo->slot[p] - 1] = 1;
         }
-        if (cm_wo.merge) {
-            cm_merge_flush(&cm_wo.mb);
+        if (wo->mb != NULL) {
+            wo->mb->ops->flush(wo->mb);
         }
-        cm_wo_fence();
+        cm_wo_fence(wo);
     }
-    pthread_mutex_unlock(&cm_wo.mu);
+    pthread_mutex_unlock(&wo->mu);
     return CM_OK;
 }
 
 /* Page p left: no longer tracked (its twin's memory is given back). */
-static void cm_wo_dropped(uint64_t p)
+static void cm_wo_dropped(cm_write_t *self, uint64_t p)
 {
+    cm_wo_t *wo = (cm_wo_t *)self;
+
     uint32_t k;
 
-    pthread_mutex_lock(&cm_wo.mu);
-    k = cm_wo.slot[p];
+    pthread_mutex_lock(&wo->mu);
+    k = wo->slot[p];
     if (k != 0) {
-        cm_wo_untrack(k - 1);
+        cm_wo_untrack(wo, k - 1);
     }
-    pthread_mutex_unlock(&cm_wo.mu);
+    pthread_mutex_unlock(&wo->mu);
 }
 
 /* The end of initialization drops every page: nothing is tracked any more. */
-static void cm_wo_reset(void)
+static void cm_wo_reset(cm_write_t *self)
 {
-    pthread_mutex_lock(&cm_wo.mu);
-    for (uint64_t k = 0; k < cm_wo.nactive; k++) {
-        cm_wo.slot[cm_wo.active[k]] = 0;
+    cm_wo_t *wo = (cm_wo_t *)self;
+
+    pthread_mutex_lock(&wo->mu);
+    for (uint64_t k = 0; k < wo->nactive; k++) {
+        wo->slot[wo->active[k]] = 0;
     }
-    cm_wo.nactive = 0;
-    madvise(cm_wo.twins, cm_cm.npages << cm_cm.shift, MADV_DONTNEED);
-    pthread_mutex_unlock(&cm_wo.mu);
+    wo->nactive = 0;
+    madvise(wo->twins, cm_cm.npages << cm_cm.shift, MADV_DONTNEED);
+    pthread_mutex_unlock(&wo->mu);
 }
 
 /* The release's drain: everything stored so far is on its way, in order. */
-static void cm_wo_flush(void)
+static void cm_wo_flush(cm_write_t *self)
 {
-    pthread_mutex_lock(&cm_wo.mu);
-    cm_wo_pass(true);
-    pthread_mutex_unlock(&cm_wo.mu);
+    cm_wo_t *wo = (cm_wo_t *)self;
+
+    pthread_mutex_lock(&wo->mu);
+    cm_wo_pass(wo, true);
+    pthread_mutex_unlock(&wo->mu);
 }
 
 /* Fetched line bytes (software line fills): into our copy and, for a tracked page, its twin,
  * under the pass's lock: the thread must never see them as our stores. */
-static void cm_wo_install(uintptr_t addr, const void *data, size_t len, uintptr_t keep_lo,
-                          uintptr_t keep_hi)
+static void cm_wo_install(cm_write_t *self, uintptr_t addr, const void *data, size_t len,
+                          uintptr_t keep_lo, uintptr_t keep_hi)
 {
+    cm_wo_t *wo = (cm_wo_t *)self;
+
     uint64_t p = cm_cm_page(addr);
 
-    pthread_mutex_lock(&cm_wo.mu);
+    pthread_mutex_lock(&wo->mu);
     cm_cm_install_copy(addr, data, len, keep_lo, keep_hi);
-    if (cm_wo.slot[p] != 0) {
-        memcpy((char *)cm_wo_twin(p) + (addr - (uintptr_t)cm_cm_app(p)), data, len);
+    if (wo->slot[p] != 0) {
+        memcpy((char *)cm_wo_twin(wo, p) + (addr - (uintptr_t)cm_cm_app(p)), data, len);
     }
-    pthread_mutex_unlock(&cm_wo.mu);
+    pthread_mutex_unlock(&wo->mu);
 }
 
 /* No store checks: the program is the plain build. */
-static bool cm_wo_armed(uint64_t p)
+static bool cm_wo_armed(cm_write_t *self, uint64_t p)
 {
+    (void)self;
     (void)p;
     return false;
 }
 
 /* ---- set-up ------------------------------------------------------------------------------ */
 
-static cm_status_t cm_wo_init(const cm_protocol_ctx_t *ctx)
+static cm_status_t cm_wo_init(const cm_protocol_ctx_t *ctx, const cm_merge_ops_t *merge,
+                              cm_write_t **self)
 {
     const cm_config_t *cfg = ctx->config;
     size_t bytes = cm_cm.npages << cm_cm.shift;
+    cm_wo_t *wo = calloc(1, sizeof(*wo));
 
-    memset(&cm_wo, 0, sizeof(cm_wo));
-    cm_wo.merge    = (cm_variants[cm_cm.variant].merge == CM_MERGE_BUFFER);
-    cm_wo.pause_ns = cfg->offload_pause;
-    cm_wo.twins = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+    if (wo == NULL) {
+        cm_error("offload: out of memory");
+        return CM_ERR_NO_MEMORY;
+    }
+    *self = &wo->base;
+    wo->pause_ns = cfg->offload_pause;
+    wo->twins = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    cm_wo.active     = calloc(cm_cm.npages, sizeof(*cm_wo.active));
-    cm_wo.changed    = calloc(cm_cm.npages, sizeof(*cm_wo.changed));
-    cm_wo.slot       = calloc(cm_cm.npages, sizeof(*cm_wo.slot));
-    cm_wo.home       = calloc(cm_cm.npages, sizeof(*cm_wo.home));
-    cm_wo.mb_entries = calloc(cfg->merge_lines ? cfg->merge_lines : 1, sizeof(cm_merge_entry_t));
-    if (cm_wo.twins == MAP_FAILED || cm_wo.active == NULL || cm_wo.changed == NULL ||
-        cm_wo.slot == NULL || cm_wo.home == NULL ||
-        cm_wo.mb_entries == NULL) {
+    wo->active     = calloc(cm_cm.npages, sizeof(*wo->active));
+    wo->changed    = calloc(cm_cm.npages, sizeof(*wo->changed));
+    wo->slot       = calloc(cm_cm.npages, sizeof(*wo->slot));
+    wo->home       = calloc(cm_cm.npages, sizeof(*wo->home));
+    if (wo->twins == MAP_FAILED || wo->active == NULL || wo->changed == NULL ||
+        wo->slot == NULL || wo->home == NULL) {
         cm_error("offload: out of memory for twins of %zu bytes", bytes);
         return CM_ERR_NO_MEMORY;
     }
@@ -351,61 +369,74 @@ static cm_status_t cm_wo_init(const cm_protocol_ctx_t *ctx)
             if (cm_cm.me == 0) {
                 cm_error("CM_VARIANT=%s forwards writes from an offload thread, which puts to "
                          "homes not mapped here; CM_PROGRESS_THREAD=off makes the transport "
-                         "single-threaded: use auto or on", cm_variants[cm_cm.variant].name);
+                         "single-threaded: use auto or on", cm_cm.vname);
             }
             return CM_ERR_INVALID;
         }
     }
-    cm_merge_init(&cm_wo.mb, cm_wo.mb_entries, (unsigned)cfg->merge_lines, cm_wo_forward, NULL);
-    pthread_mutex_init(&cm_wo.mu, NULL);
+    if (merge != NULL) {
+        CM_CHECK(merge->init((unsigned)cfg->merge_lines, cm_wo_forward, wo, &wo->mb));
+    }
+    pthread_mutex_init(&wo->mu, NULL);
     if (cm_cm.nprocs > 1) {
-        int rc = pthread_create(&cm_wo.thread, NULL, cm_wo_main, NULL);
+        int rc = pthread_create(&wo->thread, NULL, cm_wo_main, wo);
         if (rc != 0) {
             cm_error("offload: cannot start the offload thread: %s", strerror(rc));
             return CM_ERR_NO_MEMORY;
         }
-        cm_wo.running = true;
+        wo->running = true;
     }
     return CM_OK;
 }
 
-static void cm_wo_fini(void)
+static void cm_wo_fini(cm_write_t *self)
 {
-    if (cm_wo.running) {
-        cm_wo.stop = true;
-        pthread_join(cm_wo.thread, NULL);
-        cm_wo.running = false;
+    cm_wo_t *wo = (cm_wo_t *)self;
+
+    if (wo->running) {
+        wo->stop = true;
+        pthread_join(wo->thread, NULL);
+        wo->running = false;
     }
-    pthread_mutex_destroy(&cm_wo.mu);
-    if (cm_wo.twins != NULL && cm_wo.twins != MAP_FAILED) {
-        munmap(cm_wo.twins, cm_cm.npages << cm_cm.shift);
+    pthread_mutex_destroy(&wo->mu);
+    if (wo->twins != NULL && wo->twins != MAP_FAILED) {
+        munmap(wo->twins, cm_cm.npages << cm_cm.shift);
     }
-    free(cm_wo.active);
-    free(cm_wo.changed);
-    free(cm_wo.slot);
-    free(cm_wo.home);
-    free(cm_wo.mb_entries);
+    free(wo->active);
+    free(wo->changed);
+    free(wo->slot);
+    free(wo->home);
+    if (wo->mb != NULL) {
+        wo->mb->ops->fini(wo->mb);
+    }
+    free(wo);
 }
 
-static void cm_wo_stats(cm_stats_t *s)
+static void cm_wo_stats(cm_write_t *self, cm_stats_t *s)
 {
-    pthread_mutex_lock(&cm_wo.mu);
-    s->merge_flushes  = cm_wo.mb.line_flushes;
-    s->offload_cpu_ns = __atomic_load_n(&cm_wo.cpu_ns, __ATOMIC_RELAXED) - cm_wo.cpu_base;
-    s->offload_passes = cm_wo.passes;
-    s->forwarded_puts = cm_wo.forwarded;
-    s->doubled_stores = cm_wo.words; /* the stores the interface snooped: words found changed */
-    pthread_mutex_unlock(&cm_wo.mu);
+    cm_wo_t *wo = (cm_wo_t *)self;
+
+    pthread_mutex_lock(&wo->mu);
+    s->merge_flushes  = (wo->mb != NULL) ? wo->mb->line_flushes : 0;
+    s->offload_cpu_ns = __atomic_load_n(&wo->cpu_ns, __ATOMIC_RELAXED) - wo->cpu_base;
+    s->offload_passes = wo->passes;
+    s->forwarded_puts = wo->forwarded;
+    s->doubled_stores = wo->words; /* the stores the interface snooped: words found changed */
+    pthread_mutex_unlock(&wo->mu);
 }
 
-static void cm_wo_stats_reset(void)
+static void cm_wo_stats_reset(cm_write_t *self)
 {
-    pthread_mutex_lock(&cm_wo.mu);
-    cm_wo.mb.line_flushes = 0;
-    cm_wo.cpu_base = __atomic_load_n(&cm_wo.cpu_ns, __ATOMIC_RELAXED);
-    cm_wo.passes   = 0;
-    cm_wo.forwarded = cm_wo.words = 0;
-    pthread_mutex_unlock(&cm_wo.mu);
+    cm_wo_t *wo = (cm_wo_t *)self;
+
+    pthread_mutex_lock(&wo->mu);
+    if (wo->mb != NULL) {
+        wo->mb->line_flushes = 0;
+    }
+    wo->cpu_base = __atomic_load_n(&wo->cpu_ns, __ATOMIC_RELAXED);
+    wo->passes   = 0;
+    wo->forwarded = wo->words = 0;
+    pthread_mutex_unlock(&wo->mu);
 }
 
 const cm_write_ops_t cm_write_offload_ops = {
