@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "config.h"
 #include "locks/cm_mcs.h"
+#include "util/cm_error.h"
 
 #include <string.h>
 
@@ -10,44 +11,28 @@ cm_status_t cm_mcs_acquire_data(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_
 {
     uint64_t me = (uint64_t)cm_rma_rank(rma) + 1, pred = 0;
     cm_rma_fetch_t lock_f = {0}, data_f = {0};
-    cm_status_t status;
 
     qnode->next   = 0;
     qnode->locked = 1;
     /* Our node is ready before anyone can find it through the tail. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (len == 0) {
-        status = cm_rma_swap(rma, home, tail, me, &pred);
+        CM_CHECK(cm_rma_swap(rma, home, tail, me, &pred));
     } else {
         /* Lock and data in one round trip: the get is fenced behind the fetch-and-store. We
          * wait for the two alone: a flush of the home also waits for our last write-back's
          * acknowledgement, which nothing here needs (rma/cm_rma.h). */
-        status = cm_rma_swap_fetch(rma, home, tail, me, &pred, &lock_f);
-        if (status == CM_OK) {
-            status = cm_rma_fence(rma);
-        }
-        if (status == CM_OK) {
-            status = cm_rma_get_fetch(rma, home, dst, src, len, &data_f);
-        }
-        if (status == CM_OK) {
-            status = cm_rma_fetch_wait(rma, &lock_f);
-        }
-        if (status == CM_OK) {
-            status = cm_rma_fetch_wait(rma, &data_f);
-        }
+        CM_CHECK(cm_rma_swap_fetch(rma, home, tail, me, &pred, &lock_f));
+        CM_CHECK(cm_rma_fence(rma));
+        CM_CHECK(cm_rma_get_fetch(rma, home, dst, src, len, &data_f));
+        CM_CHECK(cm_rma_fetch_wait(rma, &lock_f));
+        CM_CHECK(cm_rma_fetch_wait(rma, &data_f));
     }
-    if (status != CM_OK) {
-        return status;
-    }
+    cm_assert(pred <= (uint64_t)cm_rma_nprocs(rma) && pred != me);
     if (pred != 0) {
         /* Link behind the predecessor (its node for this lock is at the same address). */
-        status = cm_rma_put_u64_nbi(rma, (int)pred - 1, (uint64_t *)&qnode->next, me);
-        if (status == CM_OK) {
-            status = cm_rma_flush(rma, (int)pred - 1);
-        }
-        if (status != CM_OK) {
-            return status;
-        }
+        CM_CHECK(cm_rma_put_u64_nbi(rma, (int)pred - 1, (uint64_t *)&qnode->next, me));
+        CM_CHECK(cm_rma_flush(rma, (int)pred - 1));
         cm_rma_wait_u64(rma, &qnode->locked, CM_CMP_EQ, 0);
         if (len > 0) {
             /* Handed over with the lock: what the home held was stale. */
@@ -71,14 +56,10 @@ cm_status_t cm_mcs_release(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode
                            uint64_t *succ_out)
 {
     uint64_t me = (uint64_t)cm_rma_rank(rma) + 1, old, succ;
-    cm_status_t status;
 
     succ = __atomic_load_n(&qnode->next, __ATOMIC_ACQUIRE);
     if (succ == 0) {
-        status = cm_rma_cswap(rma, home, tail, me, 0, &old);
-        if (status != CM_OK) {
-            return status;
-        }
+        CM_CHECK(cm_rma_cswap(rma, home, tail, me, 0, &old));
         if (old == me) {
             if (succ_out != NULL) {
                 *succ_out = 0;
@@ -89,18 +70,13 @@ cm_status_t cm_mcs_release(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode
         cm_rma_wait_u64(rma, &qnode->next, CM_CMP_NE, 0);
         succ = qnode->next;
     }
-    if (before_handoff != NULL) {
-        status = before_handoff((int)succ - 1, arg);
-        if (status != CM_OK) {
-            return status;
-        }
-    }
-    status = cm_rma_put_u64_nbi(rma, (int)succ - 1, (uint64_t *)&qnode->locked, 0);
-    if (status == CM_OK) {
-        status = cm_rma_flush(rma, (int)succ - 1);
-    }
+    cm_assert(succ >= 1 && (int)succ <= cm_rma_nprocs(rma) && succ != me);
     if (succ_out != NULL) {
         *succ_out = succ;
     }
-    return status;
+    if (before_handoff != NULL) {
+        CM_CHECK(before_handoff((int)succ - 1, arg));
+    }
+    CM_CHECK(cm_rma_put_u64_nbi(rma, (int)succ - 1, (uint64_t *)&qnode->locked, 0));
+    return cm_rma_flush(rma, (int)succ - 1);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "config.h"
 #include "util/cm_log.h"
+#include "util/cm_error.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,4 +117,9 @@ void cm_fatal(int status, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     cm_fatalv(status, fmt, ap);
+}
+
+void cm_assert_fail(const char *expr, const char *file, int line, const char *func)
+{
+    cm_fatal(134, "internal error: assertion %s failed (%s:%d, %s)", expr, file, line, func);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "config.h"
 #include "writenotice/cm_wn.h"
+#include "util/cm_error.h"
 #include "util/cm_log.h"
 
 #include <inttypes.h>
@@ -60,12 +61,8 @@ cm_status_t cm_wn_post(cm_wn_t *wn, int target, uint64_t page)
 {
     uint64_t old, cur, next, pending;
     bool reserved = false;
-    cm_status_t status;
 
-    status = cm_rma_get(wn->rma, target, &pending, &wn->pending[page], sizeof(pending));
-    if (status != CM_OK) {
-        return status;
-    }
+    CM_CHECK(cm_rma_get(wn->rma, target, &pending, &wn->pending[page], sizeof(pending)));
     if (pending != 0) {
         wn->suppressed++; /* a reserved notice is waiting there, not yet visited */
         return CM_OK;
@@ -75,10 +72,7 @@ cm_status_t cm_wn_post(cm_wn_t *wn, int target, uint64_t page)
         /* Full and already flagged: the compare-and-swap of cur with itself only confirms that
          * our guess is what is there (a drained ring must not drop the notice). */
         next = cm_wn_reserve_next(cur, wn->cap, &reserved);
-        status = cm_rma_cswap(wn->rma, target, wn->ctl, cur, next, &old);
-        if (status != CM_OK) {
-            return status;
-        }
+        CM_CHECK(cm_rma_cswap(wn->rma, target, wn->ctl, cur, next, &old));
         if (old == cur) {
             break;
         }
@@ -90,14 +84,11 @@ cm_status_t cm_wn_post(cm_wn_t *wn, int target, uint64_t page)
         return CM_OK;
     }
     wn->posted++;
+    /* The slot reserved is inside the ring: at most cap notices between head and tail. */
+    cm_assert(CM_WN_TAIL(cur) - CM_WN_HEAD(cur) < wn->cap);
     /* Pending after the reservation, and landing before the slot (see cm_wn.h). */
-    status = cm_rma_put_u64_nbi(wn->rma, target, &wn->pending[page], 1);
-    if (status == CM_OK) {
-        status = cm_rma_fence(wn->rma);
-    }
-    if (status != CM_OK) {
-        return status;
-    }
+    CM_CHECK(cm_rma_put_u64_nbi(wn->rma, target, &wn->pending[page], 1));
+    CM_CHECK(cm_rma_fence(wn->rma));
     return cm_rma_put_u64_nbi(wn->rma, target, &wn->slots[CM_WN_TAIL(cur) & (wn->cap - 1)],
                               page + 1);
 }

@@ -230,6 +230,30 @@ START_TEST(test_wn_reserve)
 }
 END_TEST
 
+/* ---- cm_assert ---------------------------------------------------------------------- */
+
+#ifdef CM_DEBUG
+/* A debug build: a false invariant ends the process (status 134) with one line. */
+START_TEST(test_assert_fires)
+{
+    int pages = 3;
+
+    cm_assert(pages < 4);
+    cm_assert(pages < 2);
+}
+END_TEST
+#else
+/* Otherwise the expression is compiled, never evaluated. */
+START_TEST(test_assert_free)
+{
+    int evaluated = 0;
+
+    cm_assert(++evaluated == 0);
+    ck_assert_int_eq(evaluated, 0);
+}
+END_TEST
+#endif
+
 /* ---- the variants' mechanisms ------------------------------------------------------ */
 
 /* Every variant this build implements selects a fill, a write and (M) a merge mechanism with
@@ -408,6 +432,11 @@ int main(void)
     tcase_add_test(tc, test_wn_reserve);
     tcase_add_test(tc, test_merge_buffer);
     tcase_add_test(tc, test_variant_mechanisms);
+#ifdef CM_DEBUG
+    tcase_add_exit_test(tc, test_assert_fires, 134);
+#else
+    tcase_add_test(tc, test_assert_free);
+#endif
     tcase_add_test(tc, test_heap);
     suite_add_tcase(s, tc);
     /* About 2 s and 0.4 s on the idle 2-core VM (Check reports every passed

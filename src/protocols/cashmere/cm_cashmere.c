@@ -96,6 +96,9 @@ cm_status_t cm_cm_select(cm_variant_t v, const cm_fill_ops_t **f, const cm_write
 static cm_status_t cm_cm_held(uint64_t p, const cm_dir_effects_t *fx, void *arg)
 {
     (void)arg;
+    /* The ordering invariant's precondition (docs/ARCHITECTURE.md): the entry is held while
+     * notices go out, and never to ourselves (a self-notice is local, cm_cm_effects). */
+    cm_assert(!(fx->notify & (1ull << cm_cm.me)));
     if (fx->claimed_home && fx->old_home != (uint32_t)cm_cm.me) {
         CM_CHECK(cm_rma_get(cm_cm.rma, (int)fx->old_home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
         cm_cm.st.pages_fetched++;
@@ -133,7 +136,10 @@ static cm_status_t cm_cm_write_transition(uint64_t p)
     cm_dir_entry_t e;
     cm_dir_effects_t fx;
 
+    /* Only a mapped page written since it joined makes the transition, once per mapping. */
+    cm_assert(cm_cm.pte[p].mapped && !(cm_cm.pte[p].flags & CM_PTE_PROCESSED));
     CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_WRITE, cm_cm_held, NULL, &e, &fx));
+    cm_assert(e.writers & (1ull << cm_cm.me));
     cm_cm.pte[p].flags |= CM_PTE_PROCESSED;
     return cm_cm_effects(p, &e, &fx);
 }
@@ -327,6 +333,7 @@ static cm_status_t cm_cm_invalidate(uint64_t p)
         return CM_OK;
     }
     CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_LEAVE, NULL, NULL, &e, &fx));
+    cm_assert(!(e.sharers & (1ull << cm_cm.me)) && !(e.writers & (1ull << cm_cm.me)));
     if (!(pte->flags & CM_PTE_UNSAFE)) {
         cm_refetch_left(p); /* one that could have been held */
     }
@@ -365,6 +372,7 @@ static cm_status_t cm_cm_release_in(void)
     for (uint64_t i = 0; i < cm_cm.dirty.n; i++) {
         uint64_t p = cm_cm.dirty.v[i];
         cm_pte_t *pte = &cm_cm.pte[p];
+        cm_assert(p < cm_cm.npages && (pte->flags & CM_PTE_LISTED)); /* listed once, flagged */
         CM_CHECK(cm_cm_settle(p));
         if (pte->mapped && (pte->flags & CM_PTE_DIRTY) && !(pte->flags & CM_PTE_PROCESSED)) {
             CM_CHECK(cm_cm_write_transition(p));

@@ -16,6 +16,7 @@
 #include "src/protocols/cm_meta.h"
 #include "src/protocols/cm_protocol.h"
 #include "util/cm_stats.h"
+#include "util/cm_error.h"
 #include "util/cm_log.h"
 #include "writenotice/cm_wn.h"
 
@@ -227,14 +228,6 @@ typedef struct {
 
 extern cm_cm_t cm_cm;
 
-#define CM_CHECK(expr) \
-    do { \
-        cm_status_t cm_st_ = (expr); \
-        if (cm_st_ != CM_OK) { \
-            return cm_st_; \
-        } \
-    } while (0)
-
 static inline uint64_t cm_cm_page(uintptr_t addr)
 {
     return (addr - (uintptr_t)cm_cm.app) >> cm_cm.shift;
@@ -252,6 +245,7 @@ static inline char *cm_cm_net(uint64_t p)
 
 static inline void cm_list_push(cm_list_t *l, uint64_t p)
 {
+    cm_assert(p < cm_cm.npages && l->n < cm_cm.npages); /* each page at most once per list */
     l->v[l->n++] = (uint32_t)p;
 }
 

@@ -114,20 +114,20 @@ static cm_status_t tm_gc_run(int mgr)
         if (!unapplied || (pg->state == TM_UNMAPPED && cm_tmk_manager(p) != cm_tmk.me)) {
             continue;
         }
-        TM_CHECK(cm_tmk_validate(p));
-        TM_CHECK(cm_tmk_protect(p, PROT_READ));
+        CM_CHECK(cm_tmk_validate(p));
+        CM_CHECK(cm_tmk_protect(p, PROT_READ));
         pg->state = TM_READ_ONLY;
     }
     if (cm_tmk.me != mgr) {
         atomic_store(&cm_tmk.gc_go, 0);
-        TM_CHECK(cm_tmk_post(mgr, TM_GC_DONE, &one, sizeof(one)));
+        CM_CHECK(cm_tmk_post(mgr, TM_GC_DONE, &one, sizeof(one)));
         cm_tmk_wait_ge(&cm_tmk.gc_go, 1);
     } else {
         cm_tmk_wait_ge(&cm_tmk.gc_done, cm_tmk.np - 1);
         atomic_store(&cm_tmk.gc_done, 0);
         for (int w = 0; w < cm_tmk.np; w++) {
             if (w != cm_tmk.me) {
-                TM_CHECK(cm_tmk_post(w, TM_GC_GO, &one, sizeof(one)));
+                CM_CHECK(cm_tmk_post(w, TM_GC_GO, &one, sizeof(one)));
             }
         }
     }
@@ -145,7 +145,7 @@ static cm_status_t tm_gc_run(int mgr)
         if (pg->state == TM_READ_WRITE) {
             /* Scan leaves pages writable: the next write must fault to make a twin. The
              * barrier has just ended the interval, so there is nothing unnoticed to lose. */
-            TM_CHECK(cm_tmk_protect(p, PROT_READ));
+            CM_CHECK(cm_tmk_protect(p, PROT_READ));
             pg->state = TM_READ_ONLY;
         }
     }

@@ -17,19 +17,13 @@
 #include "src/protocols/treadmarks/cm_tmk_interval.h"
 #include "src/protocols/treadmarks/cm_tmk_wire.h"
 
+#include "util/cm_error.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define TM_CHECK(expr) \
-    do { \
-        cm_status_t tm_st_ = (expr); \
-        if (tm_st_ != CM_OK) { \
-            return tm_st_; \
-        } \
-    } while (0)
 
 enum { TM_UNMAPPED = 0, TM_INVALID, TM_READ_ONLY, TM_READ_WRITE };
 

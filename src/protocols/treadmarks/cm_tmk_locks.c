@@ -20,7 +20,7 @@ static cm_status_t tm_grant(unsigned l, uint32_t a, const uint32_t *vt_a)
 {
     cm_status_t status;
 
-    TM_CHECK(cm_tmk_new_interval());
+    CM_CHECK(cm_tmk_new_interval());
     status = cm_tmk_send_intervals((int)a, TM_LOCK_GRANT, l, 0, vt_a);
     cm_tmk.locks[l].local = false;
     return status;

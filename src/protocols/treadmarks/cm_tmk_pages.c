@@ -77,7 +77,7 @@ cm_status_t cm_tmk_new_interval(void)
     bool added;
 
     if (cm_tmk.scan && cm_tmk.np > 1) {
-        TM_CHECK(CM_STATS_IN_PHASE(&cm_tmk.st.twin_diff_ns, cm_tmk_scan()));
+        CM_CHECK(CM_STATS_IN_PHASE(&cm_tmk.st.twin_diff_ns, cm_tmk_scan()));
     }
     if (cm_tmk.ndirty == 0) {
         return CM_OK;
@@ -97,13 +97,13 @@ cm_status_t cm_tmk_new_interval(void)
     if (iv == NULL) {
         return CM_ERR_NO_MEMORY;
     }
-    TM_CHECK(cm_tmk_store_add(&cm_tmk.store, iv, &added));
+    CM_CHECK(cm_tmk_store_add(&cm_tmk.store, iv, &added));
     for (uint32_t k = 0; k < cm_tmk.ndirty; k++) {
         uint64_t p = cm_tmk.dirty[k];
         cm_tmk_page_t *pg = &cm_tmk.pages[p];
-        TM_CHECK(tm_ref_add(p, iv, k, true));
+        CM_CHECK(tm_ref_add(p, iv, k, true));
         if (pg->state == TM_READ_WRITE && !cm_tmk.scan) {
-            TM_CHECK(cm_tmk_protect(p, PROT_READ));
+            CM_CHECK(cm_tmk_protect(p, PROT_READ));
             pg->state = TM_READ_ONLY;
         }
         pg->in_dirty = 0;
@@ -152,7 +152,7 @@ static cm_status_t tm_make_diff_in(uint64_t p)
         len = 0;
     } else {
         if (pg->state == TM_READ_WRITE) {
-            TM_CHECK(cm_tmk_protect(p, PROT_READ));
+            CM_CHECK(cm_tmk_protect(p, PROT_READ));
             cm_tmk_scan_closing(p);
             pg->state = TM_READ_ONLY;
         }
@@ -165,7 +165,7 @@ static cm_status_t tm_make_diff_in(uint64_t p)
     for (uint32_t r = pg->undiffed; r < pg->nrefs; r++) {
         cm_tmk_ref_t *ref = &pg->refs[r];
         if (tm_ref_undiffed(ref)) {
-            TM_CHECK(cm_tmk_store_set_diff(&cm_tmk.store, ref->iv, ref->k, cm_tmk.diffbuf,
+            CM_CHECK(cm_tmk_store_set_diff(&cm_tmk.store, ref->iv, ref->k, cm_tmk.diffbuf,
                                            first ? (uint32_t)len : 0));
             first = false;
         }
@@ -190,10 +190,10 @@ static cm_status_t tm_invalidate(uint64_t p)
 {
     cm_tmk_page_t *pg = &cm_tmk.pages[p];
 
-    TM_CHECK(tm_make_diff(p));
+    CM_CHECK(tm_make_diff(p));
     cm_tmk_pf_invalidated(p, pg->state == TM_READ_ONLY || pg->state == TM_READ_WRITE);
     if (pg->state == TM_READ_ONLY || pg->state == TM_READ_WRITE) {
-        TM_CHECK(cm_tmk_protect(p, PROT_NONE));
+        CM_CHECK(cm_tmk_protect(p, PROT_NONE));
         cm_tmk_scan_closing(p);
         pg->state = TM_INVALID;
     }
@@ -209,9 +209,9 @@ cm_status_t cm_tmk_incorporate(const char *buf, size_t len, uint32_t count)
         cm_tmk_interval_t *iv;
         size_t used;
         bool added;
-        TM_CHECK(cm_tmk_iv_unpack(buf + off, len - off, cm_tmk.np, &iv, &used));
+        CM_CHECK(cm_tmk_iv_unpack(buf + off, len - off, cm_tmk.np, &iv, &used));
         off += used;
-        TM_CHECK(cm_tmk_store_add(&cm_tmk.store, iv, &added));
+        CM_CHECK(cm_tmk_store_add(&cm_tmk.store, iv, &added));
         if (!added) {
             continue;
         }
@@ -220,8 +220,8 @@ cm_status_t cm_tmk_incorporate(const char *buf, size_t len, uint32_t count)
             if (p >= cm_tmk.npages) {
                 return CM_ERR_INVALID;
             }
-            TM_CHECK(tm_ref_add(p, iv, k, false));
-            TM_CHECK(tm_invalidate(p));
+            CM_CHECK(tm_ref_add(p, iv, k, false));
+            CM_CHECK(tm_invalidate(p));
         }
     }
     return off == len ? CM_OK : CM_ERR_INVALID;
@@ -308,7 +308,7 @@ static cm_status_t tm_validate(uint64_t p, bool ask_only)
     if (pg->state == TM_UNMAPPED && cm_tmk_manager(p) != cm_tmk.me) {
         uint32_t req[2] = {(uint32_t)p, 0};
         atomic_fetch_add(&cm_tmk.pending, 1);
-        TM_CHECK(cm_tmk_post(cm_tmk_manager(p), TM_PAGE_REQ, req, sizeof(req)));
+        CM_CHECK(cm_tmk_post(cm_tmk_manager(p), TM_PAGE_REQ, req, sizeof(req)));
         cm_tmk.st.cold_misses++;
     }
     need  = malloc((pg->nrefs ? pg->nrefs : 1) * sizeof(*need));
@@ -494,8 +494,8 @@ cm_status_t cm_tmk_serve_page(int src, const uint32_t *d)
     cm_status_t status;
 
     if (cm_tmk.pages[d[0]].twin != NULL) {
-        TM_CHECK(cm_tmk_new_interval());
-        TM_CHECK(tm_make_diff(d[0]));
+        CM_CHECK(cm_tmk_new_interval());
+        CM_CHECK(tm_make_diff(d[0]));
     }
     out = malloc(hdr + cm_tmk.ps);
     if (out == NULL) {
@@ -520,7 +520,7 @@ cm_status_t cm_tmk_serve_diffs(int src, const uint32_t *d)
         cm_tmk_interval_t *iv = cm_tmk_store_get(&cm_tmk.store, d[3 + 2 * i], d[4 + 2 * i]);
         int k = iv ? tm_notice_of(iv, p) : -1;
         if (k >= 0 && iv->proc == (uint32_t)cm_tmk.me && iv->notices[k].diff == NULL) {
-            TM_CHECK(tm_make_diff(p)); /* lazy diffing: made when first asked for */
+            CM_CHECK(tm_make_diff(p)); /* lazy diffing: made when first asked for */
         }
         if (k >= 0 && iv->notices[k].diff != NULL) {
             total += iv->notices[k].diff_len;
@@ -577,7 +577,7 @@ cm_status_t cm_tmk_take_diffs(const uint32_t *d)
             cm_tmk.nmissing++;
             continue;
         }
-        TM_CHECK(cm_tmk_store_set_diff(&cm_tmk.store, iv, (uint32_t)k, body, dl));
+        CM_CHECK(cm_tmk_store_set_diff(&cm_tmk.store, iv, (uint32_t)k, body, dl));
         body += dl;
     }
     return CM_OK;

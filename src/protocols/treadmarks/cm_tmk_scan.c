@@ -57,7 +57,7 @@ void cm_tmk_scan_closing(uint64_t p)
 /* Scan: p leaves the writable pages (its clean count restarts when a fault opens it again). */
 static cm_status_t tm_scan_protect(uint64_t p)
 {
-    TM_CHECK(cm_tmk_protect(p, PROT_READ));
+    CM_CHECK(cm_tmk_protect(p, PROT_READ));
     cm_tmk.pages[p].state = TM_READ_ONLY;
     cm_tmk.pages[p].in_rw = 0;
     return CM_OK;
@@ -84,7 +84,7 @@ cm_status_t cm_tmk_scan(void)
             continue;
         }
         if (!app) {
-            TM_CHECK(tm_scan_protect(p));
+            CM_CHECK(tm_scan_protect(p));
             if (!pg->in_dirty && tm_scan_changed(p)) {
                 cm_tmk_mark_dirty(p);
             }
@@ -102,7 +102,7 @@ cm_status_t cm_tmk_scan(void)
         if (++pg->clean < TM_SCAN_AGE) {
             cm_tmk.rw[kept++] = (uint32_t)p; /* written every few intervals (red-black phases) */
         } else {
-            TM_CHECK(tm_scan_protect(p));
+            CM_CHECK(tm_scan_protect(p));
             cm_tmk.st.scan_protected++;
         }
     }

@@ -130,7 +130,7 @@ static cm_status_t tm_init(const cm_protocol_ctx_t *ctx)
     }
     pthread_mutex_init(&cm_tmk.mu, NULL);
     pthread_mutex_init(&cm_tmk.qmu, NULL);
-    TM_CHECK(cm_tmk_store_init(&cm_tmk.store, cm_tmk.np));
+    CM_CHECK(cm_tmk_store_init(&cm_tmk.store, cm_tmk.np));
     cm_tmk.pages    = cm_mem_reserve(cm_tmk.npages * sizeof(*cm_tmk.pages));
     cm_tmk.touched  = cm_mem_reserve(cm_tmk.npages * sizeof(*cm_tmk.touched));
     cm_tmk.dirty    = malloc(cm_tmk.npages * sizeof(*cm_tmk.dirty));
@@ -145,7 +145,7 @@ static cm_status_t tm_init(const cm_protocol_ctx_t *ctx)
                  cm_tmk.npages);
         return CM_ERR_NO_MEMORY;
     }
-    TM_CHECK(cm_tmk_pf_init(cfg->refetch));
+    CM_CHECK(cm_tmk_pf_init(cfg->refetch));
     cm_tmk.pf_block = (cfg->prefetch > 64) ? 64 : (unsigned)cfg->prefetch;
     for (unsigned l = 0; l < cm_tmk.nlocks; l++) {
         int mgr = (int)(l % (unsigned)cm_tmk.np);
@@ -161,10 +161,10 @@ static cm_status_t tm_init(const cm_protocol_ctx_t *ctx)
         return CM_ERR_NO_MEMORY;
     }
     for (int t = 1; t < TM_NTYPES; t++) {
-        TM_CHECK(cm_rma_am_set_handler(cm_tmk.rma, (unsigned)t, cm_tmk_am_recv,
+        CM_CHECK(cm_rma_am_set_handler(cm_tmk.rma, (unsigned)t, cm_tmk_am_recv,
                                        (void *)(intptr_t)t));
     }
-    TM_CHECK(cm_rma_barrier(cm_tmk.rma)); /* handlers everywhere before the first message */
+    CM_CHECK(cm_rma_barrier(cm_tmk.rma)); /* handlers everywhere before the first message */
     snprintf(cm_tmk.describe, sizeof(cm_tmk.describe),
              "treadmarks: lazy invalidate, lazy diffs (4-byte words, twins across intervals), "
              "written pages found by %s, static page and lock managers, central barrier manager; "
