@@ -3,22 +3,34 @@
 #include "config.h"
 #include "compat/cm_compat.h"
 #include "src/access/cm_hooks_api.h"
-#include "src/runtime/cm_runtime.h"
+#include "src/runtime/cm_region.h"
 
 #include "util/cm_log.h"
 
 #include <inttypes.h>
 #include <sched.h>
 
+/* CM_LOCKS of the running job. */
+static unsigned cm_compat_nlocks(void)
+{
+    cm_region_t r;
+
+    if (!cm_region_get(&r)) {
+        cm_fatal(1, "a TreadMarks or PARMACS call before the runtime started");
+    }
+    return r.nlocks;
+}
+
 int cm_compat_lock_id(int which)
 {
-    return (int)cm_rt.config.locks - which;
+    return (int)cm_compat_nlocks() - which;
 }
 
 unsigned cm_compat_user_locks(void)
 {
-    return (cm_rt.config.locks > CM_COMPAT_RESERVED) ? (unsigned)cm_rt.config.locks - CM_COMPAT_RESERVED
-                                                     : 0;
+    unsigned n = cm_compat_nlocks();
+
+    return (n > CM_COMPAT_RESERVED) ? n - CM_COMPAT_RESERVED : 0;
 }
 
 int cm_compat_word_lock(const volatile void *addr)
@@ -29,9 +41,11 @@ int cm_compat_word_lock(const volatile void *addr)
 
 void cm_compat_check_locks(const char *layer)
 {
-    if (cm_rt.config.locks <= CM_COMPAT_RESERVED) {
-        cm_fatal(1, "CM_LOCKS=%" PRIu64 " is too small for the %s layer: it reserves %d lock ids "
-                 "of its own", (uint64_t)cm_rt.config.locks, layer, CM_COMPAT_RESERVED);
+    unsigned n = cm_compat_nlocks();
+
+    if (n <= CM_COMPAT_RESERVED) {
+        cm_fatal(1, "CM_LOCKS=%u is too small for the %s layer: it reserves %d lock ids "
+                 "of its own", n, layer, CM_COMPAT_RESERVED);
     }
 }
 

@@ -19,7 +19,7 @@
 #include "src/runtime/cm_preinit.h"
 #include "util/cm_log.h"
 #include "src/access/cm_replica_heap.h"
-#include "src/runtime/cm_runtime.h"
+#include "src/runtime/cm_region.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,15 +82,7 @@ static void pm_stdout_on(void)
 /* Private zero pages in place of the application's view of the shared region. */
 static void pm_mute(void)
 {
-    void *p;
-
-    cm_hooks_pause(1);
-    p = mmap(cm_rt.shared_base, cm_rt.shared_size, PROT_READ | PROT_WRITE,
-             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-    if (p != cm_rt.shared_base) {
-        cm_fatal(1, "PARMACS: cannot map a private stand-in of the shared region: %s",
-                 strerror(errno));
-    }
+    cm_region_stand_in();
     pm_stdout_off();
     pm.muted = true;
 }
@@ -98,11 +90,7 @@ static void pm_mute(void)
 /* The real view back, every page protected as at start: the protocol's state never saw the stand-in. */
 static void pm_unmute(void)
 {
-    if (munmap(cm_rt.shared_base, cm_rt.shared_size) != 0 ||
-        cm_rma_seg_map_view(cm_rt.shared_seg, cm_rt.shared_base, PROT_NONE, "shared region") != CM_OK) {
-        cm_fatal(1, "PARMACS: cannot map the shared region back");
-    }
-    cm_hooks_pause(0);
+    cm_region_restore();
     pm_stdout_on();
     pm.muted = false;
 }
@@ -125,7 +113,9 @@ static void pm_stdout_buffer(void)
 static void pm_atexit(void)
 {
     /* Process 0 leaving main without MAIN_END (exit from the program): finish the job properly. */
-    if (pm.phase != PM_NONE && cm_rt.initialized && cm_rank() == 0) {
+    cm_region_t r;
+
+    if (pm.phase != PM_NONE && cm_region_get(&r) && cm_rank() == 0) {
         if (pm.phase == PM_WORKERS) {
             cm_parmacs_wait_for_end(0);
         }
@@ -269,13 +259,13 @@ void *cm_parmacs_malloc(size_t size)
 
 void cm_parmacs_free(void *ptr)
 {
-    uintptr_t a = (uintptr_t)ptr, mine = cm_rt_local_arena();
+    cm_region_t r;
 
     pm_require();
-    if (ptr == NULL) {
+    if (ptr == NULL || !cm_region_get(&r)) {
         return;
     }
-    if (a >= mine && a < mine + cm_rt.local_arena) {
+    if ((char *)ptr >= r.local && (char *)ptr < r.local + r.local_size) {
         cm_free_local(ptr);
     } else if (pm.phase == PM_INIT) {
         cm_free(ptr);

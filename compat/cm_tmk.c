@@ -15,7 +15,7 @@
 #include "tmk.h"
 #include "compat/cm_compat.h"
 #include "util/cm_log.h"
-#include "src/runtime/cm_runtime.h"
+#include "src/runtime/cm_region.h"
 
 #include <link.h>
 #include <stdint.h>
@@ -109,7 +109,7 @@ static void tmk_apply_locked(void)
         tmk_find_t f = {0};
         memcpy(&e, tmk_sh->data + tmk_seen, sizeof(e));
         name = tmk_sh->data + tmk_seen + sizeof(e);
-        if (e.from != cm_rt.rank) {
+        if (e.from != cm_rank()) {
             f.name = name;
             dl_iterate_phdr(tmk_find_name, &f);
             if (!f.found) {
@@ -135,15 +135,19 @@ static void tmk_apply(void)
 void Tmk_startup(int argc, char *const *argv)
 {
     char **av = (char **)argv;
+    cm_region_t r;
 
     if (tmk_sh != NULL) {
         return;
     }
     cm_init(&argc, &av);
+    if (!cm_region_get(&r)) {
+        cm_fatal(1, "Tmk_startup: the runtime did not start");
+    }
     tmk_.proc_id   = (unsigned)cm_rank();
     tmk_.nprocs    = (unsigned)cm_nprocs();
-    tmk_.page_size = (unsigned)cm_rt.page_size;
-    tmk_.npages    = (unsigned)cm_rt.npages;
+    tmk_.page_size = (unsigned)r.page_size;
+    tmk_.npages    = (unsigned)r.npages;
     cm_compat_check_locks("TreadMarks");
     tmk_ctl_lock   = cm_compat_lock_id(CM_COMPAT_LOCK_CTL);
     tmk_sh         = cm_malloc(sizeof(tmk_shared_t) + TMK_LOG_BYTES);
@@ -234,17 +238,18 @@ void *Tmk_sbrk(unsigned incr)
 
 void Tmk_distribute(const void *ptr, int size)
 {
-    uintptr_t a = (uintptr_t)ptr, sb = (uintptr_t)cm_rt.shared_base;
+    uintptr_t a = (uintptr_t)ptr;
+    cm_region_t r;
     tmk_find_t f = {.addr = (uintptr_t)ptr, .len = (size_t)size};
     tmk_entry_t e;
     uint64_t need, used;
     size_t name_len;
 
     tmk_require("Tmk_distribute");
-    if (size <= 0) {
+    if (size <= 0 || !cm_region_get(&r)) {
         return;
     }
-    if (a >= sb && a < sb + cm_rt.shared_size) {
+    if (a >= (uintptr_t)r.base && a < (uintptr_t)r.base + r.size) {
         return; /* shared memory already is the same object everywhere */
     }
     dl_iterate_phdr(tmk_find_addr, &f);
@@ -256,7 +261,7 @@ void Tmk_distribute(const void *ptr, int size)
     e.len      = (uint32_t)size;
     e.name_len = (uint32_t)name_len;
     e.offset   = a - f.base;
-    e.from     = cm_rt.rank;
+    e.from     = cm_rank();
     e.pad      = 0;
     need       = tmk_round8(sizeof(e) + name_len + (uint64_t)size);
 

@@ -9,10 +9,15 @@
 #include "util/cm_log.h"
 #include "src/protocols/cm_protocol.h"
 #include "src/access/cm_replica_heap.h"
+#include "src/runtime/cm_region.h"
 #include "src/runtime/cm_runtime.h"
+#include "src/access/cm_hooks_api.h"
 #include "util/cm_variant.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <string.h>
+#include <sys/mman.h>
 
 static void cm_api_require(const char *fn)
 {
@@ -213,4 +218,46 @@ void cm_stats_stop(void)
     cm_rt.proto->stats(&cm_rt.stats_at_stop);
     cm_rt.stats_stopped = true;
     CM_RT_LEAVE();
+}
+
+/* ---- compat/'s view of the runtime (cm_region.h) ------------------------------------------ */
+
+bool cm_region_get(cm_region_t *r)
+{
+    if (!cm_rt.initialized) {
+        return false;
+    }
+    *r = (cm_region_t){
+        .base       = cm_rt.shared_base,
+        .size       = cm_rt.shared_size,
+        .page_size  = cm_rt.page_size,
+        .npages     = cm_rt.npages,
+        .nlocks     = (unsigned)cm_rt.config.locks,
+        .local      = (char *)cm_rt_local_arena(),
+        .local_size = cm_rt.local_arena,
+    };
+    return true;
+}
+
+void cm_region_stand_in(void)
+{
+    void *p;
+
+    cm_hooks_pause(1);
+    p = mmap(cm_rt.shared_base, cm_rt.shared_size, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    if (p != cm_rt.shared_base) {
+        cm_fatal(1, "PARMACS: cannot map a private stand-in of the shared region: %s",
+                 strerror(errno));
+    }
+}
+
+void cm_region_restore(void)
+{
+    if (munmap(cm_rt.shared_base, cm_rt.shared_size) != 0 ||
+        cm_rma_seg_map_view(cm_rt.shared_seg, cm_rt.shared_base, PROT_NONE, "shared region") !=
+            CM_OK) {
+        cm_fatal(1, "PARMACS: cannot map the shared region back");
+    }
+    cm_hooks_pause(0);
 }

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The runtime as the layers above it (compat/: the TreadMarks API, PARMACS) see it, beside
+ * cm.h: where the shared region lies, and PARMACS's stand-in view. They read no runtime
+ * state of their own.
+ */
+#ifndef CM_REGION_H
+#define CM_REGION_H
+
+#include "cm.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    char      *base;        /* the application's view of the shared region */
+    size_t    size;
+    size_t    page_size;
+    uint64_t  npages;
+    unsigned  nlocks;       /* CM_LOCKS: lock ids 0 .. nlocks - 1 */
+    char      *local;       /* this process's arena for cm_malloc_local ... */
+    size_t    local_size;   /* ... and its size */
+} cm_region_t;
+
+/* The region of the running job; false before cm_init and after cm_finalize. */
+bool cm_region_get(cm_region_t *r);
+
+/*
+ * PARMACS's workers run the program's initialization again with their output and shared
+ * stores discarded: the application's view is replaced by private zero pages (store hooks
+ * paused) until cm_region_restore maps the real view back, every page protected as at start
+ * (the protocol's state never saw the stand-in). Either ends the job on failure.
+ */
+void cm_region_stand_in(void);
+void cm_region_restore(void);
+
+#endif
