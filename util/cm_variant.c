@@ -46,13 +46,17 @@ bool cm_variant_implemented(cm_variant_t v)
 
 const char *cm_build_name(cm_build_kind_t b)
 {
-    static const char *const names[] = {"plain", "stores", "accesses"};
+#define CM_BUILD_NAME_(kind, name, suffix) name,
+    static const char *const names[CM_BUILD_COUNT] = {CM_BUILD_TABLE(CM_BUILD_NAME_)};
+#undef CM_BUILD_NAME_
     return names[b];
 }
 
 const char *cm_build_suffix(cm_build_kind_t b)
 {
-    static const char *const suffixes[] = {"", ".hooks", ".access"};
+#define CM_BUILD_SUFFIX_(kind, name, suffix) suffix,
+    static const char *const suffixes[CM_BUILD_COUNT] = {CM_BUILD_TABLE(CM_BUILD_SUFFIX_)};
+#undef CM_BUILD_SUFFIX_
     return suffixes[b];
 }
 

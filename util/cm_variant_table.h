@@ -60,7 +60,22 @@ typedef enum {
 typedef enum { CM_FILL_PAGE, CM_FILL_MAP, CM_FILL_LINE, CM_FILL_COUNT } cm_fill_kind_t;
 typedef enum { CM_WRITE_HOOKS, CM_WRITE_MAPPED, CM_WRITE_OFFLOAD, CM_WRITE_COUNT } cm_write_kind_t;
 typedef enum { CM_MERGE_NONE, CM_MERGE_BUFFER, CM_MERGE_COUNT } cm_merge_kind_t;
-typedef enum { CM_BUILD_PLAIN, CM_BUILD_STORES, CM_BUILD_ACCESSES } cm_build_kind_t;
+/*
+ * The builds of the BUILD column: kind, short name, and the suffix cmrun appends to a
+ * program's name to find that build. The build system makes every program a variant may run
+ * in every build some row uses (util/cm_flavours.sh reads both tables).
+ */
+#define CM_BUILD_TABLE(_) \
+    _(PLAIN,    "plain",    "") \
+    _(STORES,   "stores",   ".hooks") \
+    _(ACCESSES, "accesses", ".access")
+
+typedef enum {
+#define CM_BUILD_ENUM_(kind, name, suffix) CM_BUILD_##kind,
+    CM_BUILD_TABLE(CM_BUILD_ENUM_)
+#undef CM_BUILD_ENUM_
+    CM_BUILD_COUNT
+} cm_build_kind_t;
 typedef enum { CM_FABRIC_ANY, CM_FABRIC_MAP } cm_fabric_need_t;
 
 #endif
