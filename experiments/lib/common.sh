@@ -26,7 +26,7 @@ exp_find_tools() {
 # line) and, where even that is unknown, a checksum of the library and cm_info: results of
 # different code never share a key.
 exp_code() {
-    local code_paths="src directory writenotice locks rma treadmarks apps include compat"
+    local code_paths="src util directory writenotice locks rma apps include compat flavours.am"
     local built lib sum git="git -c safe.directory=*" # the tree runs here already: trusted
     built=$("$CM_INFO" | sed -n '1s/.*(commit \([^)]*\))$/\1/p')
     # A checkout of its own: not a tarball unpacked inside some other repository.
@@ -87,20 +87,41 @@ exp_machine() {
     echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
 }
 
-# exp_colour SETTING [light]: one colour per pair of fill and write mechanisms (the first three
-# letters), TreadMarks black and grey; with light, a setting without a merge buffer (N) gets
-# its pair's lighter tint (bars, which cannot be dashed).
+# exp_colour SETTING [light]: one colour per pair of fill and write mechanisms (the variant
+# table's, as `cm_info --variants` lists them), TreadMarks black and grey; with light, a
+# variant without a merge buffer gets its pair's lighter tint (bars, which cannot be dashed),
+# unless it is the first of a pair that has no buffer at all (NHHM, whose M has nothing to
+# merge, beside NHHN). cm_info: $CM_INFO, the build tree's, or the installed one; without
+# it, and for any other setting, brown.
 exp_colour() {
-    local m=0
-    case $1 in [CN][HS][HS]N) [ "${2:-}" = light ] && m=1 ;; esac
+    local row pair tint=0 lib
     case $1 in
-        treadmarks)      echo '#000000' ;;
-        treadmarks-scan) echo '#808080' ;;
-        CHS?) [ $m = 1 ] && echo '#9ecae1' || echo '#1f77b4' ;;
-        CHH?) [ $m = 1 ] && echo '#98df8a' || echo '#2ca02c' ;;
-        NHH?) [ $m = 1 ] && echo '#ff9896' || echo '#d62728' ;;
-        NSH?) [ $m = 1 ] && echo '#c5b0d5' || echo '#9467bd' ;;
-        NSS?) [ $m = 1 ] && echo '#ffbb78' || echo '#ff7f0e' ;;
-        *)    echo '#8c564b' ;;
+        treadmarks)      echo '#000000'; return ;;
+        treadmarks-scan) echo '#808080'; return ;;
+    esac
+    if [ -z "${EXP_VARIANTS+set}" ]; then
+        lib=$(dirname "${BASH_SOURCE[0]}")
+        EXP_VARIANTS=$("${CM_INFO:-$lib/../../src/tools/cm_info}" --variants 2>/dev/null ||
+                       cm_info --variants 2>/dev/null) || EXP_VARIANTS=
+    fi
+    row=$(awk -v v="$1" '$1 == v' <<< "$EXP_VARIANTS")
+    pair=$(sed -n 's/.* \(fill=[a-z]* write=[a-z]*\) .*/\1/p' <<< "$row")
+    if [ "${2:-}" = light ] && [ -n "$pair" ] && [[ "$row" == *" merge=none"* ]] &&
+        { grep -q " $pair merge=buffer" <<< "$EXP_VARIANTS" ||
+          [ "$(grep " $pair " <<< "$EXP_VARIANTS" | head -1 | cut -d' ' -f1)" != "$1" ]; }; then
+        tint=1
+    fi
+    case "$pair:$tint" in
+        "fill=page write=hooks:0")   echo '#1f77b4' ;;
+        "fill=page write=hooks:1")   echo '#9ecae1' ;;
+        "fill=page write=offload:0") echo '#2ca02c' ;;
+        "fill=page write=offload:1") echo '#98df8a' ;;
+        "fill=map write=mapped:0")   echo '#d62728' ;;
+        "fill=map write=mapped:1")   echo '#ff9896' ;;
+        "fill=line write=offload:0") echo '#9467bd' ;;
+        "fill=line write=offload:1") echo '#c5b0d5' ;;
+        "fill=line write=hooks:0")   echo '#ff7f0e' ;;
+        "fill=line write=hooks:1")   echo '#ffbb78' ;;
+        *)                           echo '#8c564b' ;;
     esac
 }

@@ -7,10 +7,12 @@
 # size, single runs of milliseconds) CONFIRMED and REFUTED read "not meaningful (quick; reads X)".
 set -eu
 out=$1
+. "$(dirname "$0")/csv.sh"
 [ -s "$out/cells.csv" ] || { echo "report.sh: $out/cells.csv: missing or empty" >&2; exit 1; }
 rec() { sed -n "s/^$1: //p" "$out/record.txt" 2>/dev/null | head -1; }
 pfig=$(rec mode | sed -n 's/.*(figures at \([0-9]*\)).*/\1/p')
-[ -n "$pfig" ] || pfig=$(awk -F, 'NR > 1 && $4 == 0 { print $3 }' "$out/cells.csv" | sort -n | tail -1)
+[ -n "$pfig" ] || pfig=$(awk -F, "$CSV_AWK"'NR == 1 { csv_header(); next } col("latency_us") == 0 { print col("procs") }' \
+                           "$out/cells.csv" | sort -n | tail -1)
 
 echo "# The paper's study, rerun: $(rec host | awk '{print $1}'), $(rec date)"
 echo
@@ -41,7 +43,7 @@ echo "| # | finding of the paper | verdict | the numbers here |"
 echo "|---|---|---|---|"
 t2="$out/table2.csv"
 [ -s "$t2" ] || t2=/dev/null
-cat "$out/cells.csv" - "$t2" <<< "--table2--" | awk -F, -v P="$pfig" -v Q=$quick '
+cat "$out/cells.csv" - "$t2" <<< "--table2--" | awk -F, -v P="$pfig" -v Q=$quick "$CSV_AWK"'
 function has(a, s) { return ((a, s) in T) }
 function r2(x) { return sprintf("%.2f", x) }
 function row(n, f, v, why) {
@@ -50,22 +52,31 @@ function row(n, f, v, why) {
 }
 function gm(x, k) { return k ? exp(x / k) : 0 }
 BEGIN { part = 1 }
-/^--table2--$/ { part = 2; next }
-part == 1 && FNR == 1 { next }
-part == 1 && $1 != "app" {
-    if ($3 == P && $4 == 0 && $10 == "OK" && $9 > 0) { T[$1, $2] = $6; if (!($1 in A)) { A[$1] = 1; apps[++na] = $1 } }
-    if ($4 != 0 && $10 == "OK" && $9 > 0) {
-        if ($5 == 400) { L[$1, $2, $4] = $6; if (!(($1, $2) in lmin) || $4 < lmin[$1, $2]) lmin[$1, $2] = $4; if ($4 > lmax[$1, $2]) lmax[$1, $2] = $4 }
-        if ($4 == 1)   { B[$1, $2, $5] = $6; if (!(($1, $2) in bmin) || $5 < bmin[$1, $2]) bmin[$1, $2] = $5; if ($5 > bmax[$1, $2]) bmax[$1, $2] = $5 }
-        if (!($1 in SA)) { SA[$1] = 1; sapps[++nsa] = $1 }
-        if (!($2 in SS)) { SS[$2] = 1; ss[++nss] = $2 }
+/^--table2--$/ { part = 2; head = 1; next }
+NR == 1 || head { csv_header(); head = 0; next }
+part == 1 {
+    _a = col("app"); _s = col("setting"); _lat = col("latency_us"); _bw = col("bandwidth_mbs"); _m = col("median_s")
+    _ok = col("verify") == "OK" && col("runs") > 0
+    if (col("procs") == P && _lat == 0 && _ok) {
+        T[_a, _s] = _m; if (!(_a in A)) { A[_a] = 1; apps[++na] = _a }
+        if (!(_s in SS0)) { SS0[_s] = 1; ss0[++nss0] = _s }
+    }
+    if (_lat != 0 && _ok) {
+        if (_bw == 400) { L[_a, _s, _lat] = _m; if (!((_a, _s) in lmin) || _lat < lmin[_a, _s]) lmin[_a, _s] = _lat; if (_lat > lmax[_a, _s]) lmax[_a, _s] = _lat }
+        if (_lat == 1)  { B[_a, _s, _bw] = _m; if (!((_a, _s) in bmin) || _bw < bmin[_a, _s]) bmin[_a, _s] = _bw; if (_bw > bmax[_a, _s]) bmax[_a, _s] = _bw }
+        if (!(_a in SA)) { SA[_a] = 1; sapps[++nsa] = _a }
+        if (!(_s in SS)) { SS[_s] = 1; ss[++nss] = _s }
     }
     next
 }
-part == 2 && $1 != "app" && $7 != "" { R[$1, $2] = $7; if (!($2 in PP)) { PP[$2] = 1; pl[++np] = $2 } if (!($1 in RA)) { RA[$1] = 1; rapps[++nra] = $1 } }
+part == 2 && col("ratio") != "" {
+    _a = col("app"); _pr = col("procs"); R[_a, _pr] = col("ratio")
+    if (!(_pr in PP)) { PP[_pr] = 1; pl[++np] = _pr } if (!(_a in RA)) { RA[_a] = 1; rapps[++nra] = _a }
+}
 END {
     # 1. NHHM the best performer.
-    cm = "CHSM CHSN CHHM CHHN NHHM NHHN NSHM NSHN NSSN NSSM"; nc = split(cm, C, " ")
+    # Every Cashmere variant that ran: each setting but TreadMarks and the sequential baseline.
+    nc = 0; for (i = 1; i <= nss0; i++) if (ss0[i] !~ /^(treadmarks|sequential)/) C[++nc] = ss0[i]
     k = 0; ok = 0; s = ""
     for (a = 1; a <= na; a++) {
         app = apps[a]; best = ""; bn = ""
@@ -237,17 +248,22 @@ echo
 echo "The paper's ratios are TreadMarks / NHHM on 8 and 64 processors (its Table 2). Here: the best"
 echo "Cashmere variant that ran, at each process count run (data: [table2.csv](table2.csv))."
 echo
-pcounts=$(awk -F, 'NR > 1 { print $2 }' "$t2" 2>/dev/null | sort -nu | paste -sd' ')
+pcounts=$(awk -F, "$CSV_AWK"'NR == 1 { csv_header(); next } { print col("procs") }' "$t2" 2>/dev/null |
+          sort -nu | paste -sd' ')
 printf '| app | paper, 8 | paper, 64 |'
 for p in $pcounts; do printf ' %s procs: best | TreadMarks / best | scan / best | TreadMarks / NHHM |' "$p"; done
 printf '\n|---|---|---|'
 for p in $pcounts; do printf -- '---|---|---|---|'; done
 printf '\n'
-awk -F, -v pcounts="$pcounts" '
+awk -F, -v pcounts="$pcounts" "$CSV_AWK"'
 BEGIN { split("appbt 1.51 6.16;water 1.94 8.43;mp3d 8.17 12.01;em3d 1.43 2.61;fft 1.15 2.58;gauss 2.24 5.80;mgrid 1.39 2.17;sor 1.13 2.53;sor_l 1.14 1.51", pp, ";")
         for (i in pp) { split(pp[i], f, " "); p8[f[1]] = f[2]; p64[f[1]] = f[3] } }
-NR == 1 { next }
-{ if (!($1 in seen)) { seen[$1] = 1; apps[++na] = $1 } b[$1, $2] = $5 " " $6; r[$1, $2] = $7; rs[$1, $2] = $8; rn[$1, $2] = $9 }
+NR == 1 { csv_header(); next }
+{
+    a = col("app"); k = a SUBSEP col("procs")
+    if (!(a in seen)) { seen[a] = 1; apps[++na] = a }
+    b[k] = col("best") " " col("best_s"); r[k] = col("ratio"); rs[k] = col("ratio_scan"); rn[k] = col("ratio_nhhm")
+}
 END {
     np = split(pcounts, P, " ")
     for (a = 1; a <= na; a++) {

@@ -13,14 +13,15 @@
 # PROCS: the process count of the figures. ABSENT: "VARIANT=why;..." and "sweep:VARIANT=why;".
 set -eu
 runs=$1 out=$2 commit=$3 size=$4 pfig=$5 absent=${6:-}
+. "$(dirname "$0")/csv.sh"
 
 # The cells: median, min and max of the verified runs; the worst verdict of any run.
-awk -F, -v commit="$commit" -v size="$size" '
-NR == 1 { next }
-$8 == commit && $9 == size {
-    c = $2 "," $3 "," $4 "," $5 "," $6
+awk -F, -v commit="$commit" -v size="$size" "$CSV_AWK"'
+NR == 1 { csv_header(); next }
+col("commit") == commit && col("size") == size {
+    c = col("app") "," col("setting") "," col("procs") "," col("latency_us") "," col("bandwidth_mbs")
     if (!(c in seen)) { seen[c] = 1; order[++n] = c; v[c] = "OK" }
-    if ($11 == "OK") { t[c] = t[c] " " $10; k[c]++ } else if (v[c] == "OK") v[c] = $11
+    if (col("verify") == "OK") { t[c] = t[c] " " col("time_s"); k[c]++ } else if (v[c] == "OK") v[c] = col("verify")
 }
 END {
     print "app,setting,procs,latency_us,bandwidth_mbs,median_s,min_s,max_s,runs,verify"
@@ -44,13 +45,14 @@ normalized() {
         w=$(why "$s")
         [ -n "$w" ] && notes="$notes$s absent: $w. "
     done
-    awk -F, -v pfig="$pfig" -v settings="$*" '
-    NR == 1 { next }
-    $3 == pfig && $4 == 0 {
-        if (!($1 in seen)) { seen[$1] = 1; apps[++na] = $1 }
-        if ($10 == "OK" && $9 > 0) { med[$1, $2] = $6; lo[$1, $2] = $7; hi[$1, $2] = $8
-            if ($2 !~ /^treadmarks/ && (best[$1] == "" || $6 < best[$1])) { best[$1] = $6; bs[$1] = $2 } }
-        else bad[$1, $2] = $10
+    awk -F, -v pfig="$pfig" -v settings="$*" "$CSV_AWK"'
+    NR == 1 { csv_header(); next }
+    col("procs") == pfig && col("latency_us") == 0 {
+        a = col("app"); s = col("setting"); m = col("median_s")
+        if (!(a in seen)) { seen[a] = 1; apps[++na] = a }
+        if (col("verify") == "OK" && col("runs") > 0) { med[a, s] = m; lo[a, s] = col("min_s"); hi[a, s] = col("max_s")
+            if (s !~ /^treadmarks/ && (best[a] == "" || m < best[a])) { best[a] = m; bs[a] = s } }
+        else bad[a, s] = col("verify")
     }
     END {
         print "app,setting,median_s,min_s,max_s,norm,norm_min,norm_max,ref"
@@ -71,7 +73,7 @@ normalized() {
     {
         echo "title: $title ($pfig processes, $size size)"
         echo "ylabel: time / NHHM's time"
-        if awk -F, 'NR > 1 && $6 != "" && $9 != "NHHM" { x = 1 } END { exit x }' "$out/$fig.csv"; then
+        if awk -F, "$CSV_AWK"'NR == 1 { csv_header(); next } col("norm") != "" && col("ref") != "NHHM" { x = 1 } END { exit x }' "$out/$fig.csv"; then
             echo "note: normalized to NHHM; bars: median of the runs, whiskers: fastest and slowest. $notes"
         else
             echo "note: normalized to NHHM where it ran, otherwise to the best variant that did (column ref of the CSV). $notes"
@@ -86,16 +88,19 @@ normalized fig5 "Fig. 5: software doubling, line transfers" treadmarks NHHM NSSN
 normalized fig6 "Fig. 6: software doubling, page copying" treadmarks NHHM CHSN CHSM
 
 # Fig. 2: the exclusive timers of every verified run at $pfig, as the paper's categories.
-awk -F, -v commit="$commit" -v size="$size" -v pfig="$pfig" '
-NR == 1 { next }
-$8 == commit && $9 == size && $4 == pfig && $5 == 0 && $11 == "OK" && $12 > 0 &&
-($3 == "treadmarks" || $3 == "treadmarks-scan" || $3 == "CHHM" || $3 == "NHHM") {
-    k = $2 "," $3
+awk -F, -v commit="$commit" -v size="$size" -v pfig="$pfig" "$CSV_AWK"'
+NR == 1 { csv_header(); next }
+col("commit") == commit && col("size") == size && col("procs") == pfig && col("latency_us") == 0 &&
+col("verify") == "OK" && col("nprocs_stats") > 0 &&
+(col("setting") == "treadmarks" || col("setting") == "treadmarks-scan" || col("setting") == "CHHM" ||
+ col("setting") == "NHHM") {
+    k = col("app") "," col("setting")
     if (!(k in n)) order[++no] = k
     n[k]++
-    # total fault lock barrier release acquire handler offload line page wt data twin = $13..$25
-    tot[k] += $13; dw[k] += $21 + $24; pc[k] += $22; pr[k] += $14 + $17 + $18
-    wt[k] += $23; td[k] += $25; sy[k] += $15 + $16; hd[k] += $19 + $20
+    tot[k] += col("total_ns"); dw[k] += col("line_fill_ns") + col("data_wait_ns"); pc[k] += col("page_copy_ns")
+    pr[k] += col("fault_ns") + col("release_ns") + col("acquire_ns")
+    wt[k] += col("write_through_ns"); td[k] += col("twin_diff_ns")
+    sy[k] += col("lock_wait_ns") + col("barrier_ns"); hd[k] += col("handler_ns") + col("offload_cpu_ns")
 }
 END {
     print "app,setting,total_ms,data_wait_ms,page_copy_ms,protocol_ms,write_through_ms,twins_diffs_ms,sync_ms,handler_ms,rest_ms"
@@ -115,17 +120,18 @@ END {
 
 # Figs. 7 and 8: the sweeps, normalized per app to NHHM at 1 us and 400 MB/s, or the best
 # Cashmere setting swept there.
-sweep() { # FIG COLUMN(4: latency, 5: bandwidth) FIXED-COLUMN FIXED-VALUE REFPOINT XNAME TITLE
-    local fig=$1 col=$2 fcol=$3 fval=$4 refx=$5 xname=$6 title=$7 notes
-    awk -F, -v pfig="$pfig" -v col="$col" -v fcol="$fcol" -v fval="$fval" -v refx="$refx" -v xname="$xname" '
-    NR == 1 { next }
-    $3 == pfig && $4 != 0 && $fcol == fval {
-        k = $1 "," $2 "," $col
+sweep() { # FIG COLUMN FIXED-COLUMN FIXED-VALUE REFPOINT TITLE (columns of cells.csv by name)
+    local fig=$1 xname=$2 fcol=$3 fval=$4 refx=$5 title=$6 notes
+    awk -F, -v pfig="$pfig" -v fcol="$fcol" -v fval="$fval" -v refx="$refx" -v xname="$xname" "$CSV_AWK"'
+    NR == 1 { csv_header(); next }
+    col("procs") == pfig && col("latency_us") != 0 && col(fcol) == fval {
+        a = col("app"); s = col("setting"); x = col(xname); m = col("median_s")
+        k = a "," s "," x
         if (!(k in seen)) { seen[k] = 1; order[++no] = k }
-        if ($10 == "OK" && $9 > 0) { med[k] = $6; lo[k] = $7; hi[k] = $8
-            if ($col == refx && $2 != "treadmarks" && (best[$1] == "" || $6 < best[$1])) { best[$1] = $6; bs[$1] = $2 }
-            if ($col == refx && $2 == "NHHM") { nh[$1] = $6 } }
-        else bad[k] = $10
+        if (col("verify") == "OK" && col("runs") > 0) { med[k] = m; lo[k] = col("min_s"); hi[k] = col("max_s")
+            if (x == refx && s != "treadmarks" && (best[a] == "" || m < best[a])) { best[a] = m; bs[a] = s }
+            if (x == refx && s == "NHHM") { nh[a] = m } }
+        else bad[k] = col("verify")
     }
     END {
         print "app,setting," xname ",median_s,min_s,max_s,norm,norm_min,norm_max,ref"
@@ -145,20 +151,20 @@ sweep() { # FIG COLUMN(4: latency, 5: bandwidth) FIXED-COLUMN FIXED-VALUE REFPOI
         echo "note: normalized per app to NHHM at the reference point where it ran, otherwise to the fastest Cashmere setting there (CSV column ref). $notes"
     } > "$out/$fig.meta"
 }
-sweep fig7 4 5 400 1 latency_us "Fig. 7: network latency (400 MB/s)"
-sweep fig8 5 4 1 400 bandwidth_mbs "Fig. 8: network bandwidth (1 us)"
+sweep fig7 latency_us bandwidth_mbs 400 1 "Fig. 7: network latency (400 MB/s)"
+sweep fig8 bandwidth_mbs latency_us 1 400 "Fig. 8: network bandwidth (1 us)"
 
 # Table 2: TreadMarks / the best Cashmere variant, at every process count.
-awk -F, '
-NR == 1 { next }
-$4 == 0 && $10 == "OK" && $9 > 0 {
-    k = $1 "," $3
+awk -F, "$CSV_AWK"'
+NR == 1 { csv_header(); next }
+col("latency_us") == 0 && col("verify") == "OK" && col("runs") > 0 {
+    k = col("app") "," col("procs"); s = col("setting"); m = col("median_s")
     if (!(k in seen)) { seen[k] = 1; order[++no] = k }
-    if ($2 == "treadmarks") tm[k] = $6
-    else if ($2 == "treadmarks-scan") ts[k] = $6
+    if (s == "treadmarks") tm[k] = m
+    else if (s == "treadmarks-scan") ts[k] = m
     else {
-        if (best[k] == "" || $6 < best[k]) { best[k] = $6; bs[k] = $2 }
-        if ($2 == "NHHM") nh[k] = $6
+        if (best[k] == "" || m < best[k]) { best[k] = m; bs[k] = s }
+        if (s == "NHHM") nh[k] = m
     }
 }
 END {

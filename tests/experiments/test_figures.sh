@@ -12,6 +12,9 @@ command -v gnuplot >/dev/null 2>&1 || skip "gnuplot is not installed (Debian: gn
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 
+# The figures colour each variant by its mechanisms, read through cm_info (experiments/lib/common.sh).
+export CM_INFO
+
 note "tables from the fixed runs"
 "$lib/tables.sh" "$runs" "$d" fixture test 2 "NHHN=left out by --variants;sweep:NHHM=cannot be delayed" ||
     fail "tables.sh failed"
@@ -43,6 +46,10 @@ for s in treadmarks treadmarks-scan CHHM NHHM; do
 done
 grep -q '>synchronization wait<' "$d/fig2.svg" || fail "fig2.svg has no breakdown key"
 grep -q '>NSHM<' "$d/fig8.svg" || fail "fig8.svg has no NSHM line"
+# Colours from the mechanisms (cm_info --variants): NHHM and NHHN one pair, NHHN the light tint.
+for c in 'rgb(214,  39,  40)' 'rgb(255, 152, 150)' 'rgb( 44, 160,  44)' 'rgb(152, 223, 138)'; do
+    grep -qF "$c" "$d/fig3.svg" || fail "fig3.svg lacks the colour $c of its mechanisms"
+done
 
 note "a verdict per finding, each the one the fixture implies"
 printf 'mode: full; size: test; processes: 2 4 (figures at 2); repetitions: 3\ncpus: 2 (test)\n' > "$d/record.txt"
