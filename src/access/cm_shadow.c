@@ -177,18 +177,19 @@ bool cm_shadow_fault(uintptr_t addr)
     return true;
 }
 
-void cm_shadow_repaint(uint64_t p)
+uint8_t *cm_shadow_page(uint64_t p, size_t *n)
 {
-    size_t off, i;
+    size_t off;
 
     if (cm_sh.filled == NULL || p >= cm_sh.npages) {
-        return;
+        return NULL;
     }
     off = (size_t)p * cm_sh.per_page;
-    i   = off / CM_SHADOW_PAGE;
-    if (cm_shadow_is_filled(i)) {
-        cm_sh.paint(p, cm_sh.lo + off, cm_sh.per_page);
+    if (!cm_shadow_is_filled(off / CM_SHADOW_PAGE)) {
+        return NULL;
     }
+    *n = cm_sh.per_page;
+    return cm_sh.lo + off;
 }
 
 void cm_shadow_set_range(uintptr_t addr, size_t len, bool armed)

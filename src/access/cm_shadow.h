@@ -33,8 +33,9 @@ typedef void (*cm_shadow_paint_t)(uint64_t p, uint8_t *sh, size_t n);
 cm_status_t cm_shadow_attach(void *app, uint64_t npages, size_t page, cm_shadow_paint_t paint);
 void cm_shadow_detach(void);
 
-/* Shared page p's shadow, painted again (where it was filled). */
-void cm_shadow_repaint(uint64_t p);
+/* Shared page p's shadow bytes (*n of them) where its shadow page is filled, for the protocol
+ * to write when the page changes; NULL where it is not: paint fills it on first use. */
+uint8_t *cm_shadow_page(uint64_t p, size_t *n);
 
 /* The shadow of [addr, addr + len) within one shared page (8-byte aligned ends): armed or not.
  * Software line fills arm and disarm single lines. */

@@ -176,7 +176,7 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
         CM_CHECK(cm_cm_protect(p, cm_cm.write->ops->joining(cm_cm.write, p, (int)pte->home,
                                                             write)));
         pte->mapped = 1;
-        cm_shadow_repaint(p);
+        cm_cm_repaint(p);
         return CM_OK;
     }
     cm_refetch_fault(p, false);
@@ -205,7 +205,7 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
     CM_CHECK(cm_cm_protect(p, cm_cm.write->ops->joining(cm_cm.write, p, (int)e.home, write)));
     pte->mapped = 1;
     pte->home   = (uint8_t)e.home;
-    cm_shadow_repaint(p);
+    cm_cm_repaint(p);
     CM_CHECK(cm_cm_effects(p, &e, &fx));
     return cm_prefetch_complete();
 }
@@ -225,8 +225,8 @@ cm_status_t cm_cm_join(uint64_t p, bool write)
     return cm_cm_fault_page(p, write, false);
 }
 
-/* The shadow of page p (src/access/cm_shadow.c): the fill mechanism's lines, the write mechanism's
- * answer for stores. */
+/* The shadow of page p (n bytes at sh): the fill mechanism's lines, the write mechanism's
+ * answer for stores. The shadow layer calls it for a shadow page's first use. */
 static void cm_cm_paint(uint64_t p, uint8_t *sh, size_t n)
 {
     bool w = cm_cm.write->ops->armed(cm_cm.write, p);
@@ -235,6 +235,16 @@ static void cm_cm_paint(uint64_t p, uint8_t *sh, size_t n)
         cm_cm.fill->ops->paint(cm_cm.fill, p, sh, n, w);
     } else {
         memset(sh, w ? 0xff : 0, n);
+    }
+}
+
+void cm_cm_repaint(uint64_t p)
+{
+    size_t n;
+    uint8_t *sh = cm_shadow_page(p, &n);
+
+    if (sh != NULL) {
+        cm_cm_paint(p, sh, n);
     }
 }
 
@@ -329,7 +339,7 @@ static cm_status_t cm_cm_invalidate(uint64_t p)
         /* Used since its copy was made: copied again at this acquire's end, still a sharer. */
         pte->mapped = 0;
         pte->flags &= CM_PTE_LISTED;
-        cm_shadow_repaint(p);
+        cm_cm_repaint(p);
         return CM_OK;
     }
     CM_CHECK(cm_dir_update(&cm_cm.dir, p, CM_DIR_LEAVE, NULL, NULL, &e, &fx));
@@ -339,7 +349,7 @@ static cm_status_t cm_cm_invalidate(uint64_t p)
     }
     pte->mapped = 0;
     pte->flags &= CM_PTE_LISTED; /* still on the dirty list: no second entry */
-    cm_shadow_repaint(p);
+    cm_cm_repaint(p);
     return CM_OK;
 }
 

@@ -333,6 +333,10 @@ static inline cm_status_t cm_cm_protect(uint64_t p, int prot)
     return CM_OK;
 }
 
+/* Page p's state changed (joined, dropped, dirty, lines filled): its shadow, where the inline
+ * checks have used it, is written again from the mechanisms' answers (cm_cashmere.c). */
+void cm_cm_repaint(uint64_t p);
+
 /* Page p joins from a software access check (not a fault): as a fault would, but its data is
  * filled only where touched (cm_fill_ops_t.map's whole is false). */
 cm_status_t cm_cm_join(uint64_t p, bool write);

@@ -279,7 +279,7 @@ static void cm_fl_access(cm_fill_t *self, uintptr_t addr, size_t len, bool store
                 if (fl->page_fill != 0 && fl->misses[p] >= fl->page_fill) {
                     /* Swept line by line from nothing valid: the rest comes at once. */
                     cm_fl_fill_page(fl, p, keep_lo, keep_hi);
-                    cm_shadow_repaint(p);
+                    cm_cm_repaint(p);
                     break;
                 }
                 cm_fl_fill(fl, p, i, keep_lo, keep_hi);

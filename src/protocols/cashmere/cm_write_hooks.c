@@ -178,7 +178,7 @@ __attribute__((noinline)) static void cm_wh_store_slow(cm_wh_t *wh, uintptr_t ad
             }
         }
         if (pte->mapped && pte->home == cm_cm.me && !cm_cm.check) {
-            cm_shadow_repaint(p); /* homed here, transition pending: later stores add nothing */
+            cm_cm_repaint(p); /* homed here, transition pending: later stores add nothing */
         }
         if (cm_cm.check && pte->mapped && !(pte->flags & CM_PTE_OPEN)) {
             /* Checked pages are read-only until a store the hooks see: this one. */
