@@ -11,6 +11,7 @@
 #include "config.h"
 #include "directory/cm_dir.h"
 #include "locks/cm_mcs.h"
+#include "util/cm_error.h"
 #include "util/cm_log.h"
 
 #include <inttypes.h>
@@ -142,16 +143,10 @@ typedef struct {
 static cm_status_t cm_dir_mcs_handoff(int succ, void *arg)
 {
     cm_dir_handoff_t *h = arg;
-    cm_status_t status;
 
-    status = cm_rma_flush(h->dir->rma, h->home);
-    if (status == CM_OK) {
-        status = cm_rma_put(h->dir->rma, succ, h->qnode->data, h->words, sizeof(h->qnode->data));
-    }
-    if (status == CM_OK) {
-        status = cm_rma_fence(h->dir->rma);
-    }
-    return status;
+    CM_CHECK(cm_rma_flush(h->dir->rma, h->home));
+    CM_CHECK(cm_rma_put(h->dir->rma, succ, h->qnode->data, h->words, sizeof(h->qnode->data)));
+    return cm_rma_fence(h->dir->rma);
 }
 
 static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
@@ -270,10 +265,8 @@ static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
             /* A writer leaves: the version moves first (only we can remove us, so once). Its
              * result is not needed: an add, fenced before the swap that follows to the same
              * word's home, takes effect there first without a round trip of its own. */
-            status = cm_rma_add_nbi(dir->rma, home, &word[CM_DIR_VERSION_WORD], 1);
-            if (status == CM_OK) {
-                status = cm_rma_fence(dir->rma);
-            }
+            CM_CHECK(cm_rma_add_nbi(dir->rma, home, &word[CM_DIR_VERSION_WORD], 1));
+            CM_CHECK(cm_rma_fence(dir->rma));
             bumped = true;
             continue;
         }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "config.h"
 #include "rma/cm_boot.h"
+#include "util/cm_error.h"
 #include "util/cm_log.h"
 
 #include <pmix.h>
@@ -291,20 +292,14 @@ cm_status_t cm_boot_fence(cm_boot_t *boot, cm_boot_progress_fn_t progress, void 
     uint32_t seq;
     pmix_info_t info;
     bool immediate = true;
-    cm_status_t status;
 
     if (boot->singleton) {
         return CM_OK;
     }
     seq = ++boot->fences;
     snprintf(key, sizeof(key), "cm.fence.%u", seq);
-    status = cm_boot_put(boot, key, &seq, sizeof(seq));
-    if (status == CM_OK) {
-        status = cm_boot_fence_common(boot, true, "barrier", progress, arg);
-    }
-    if (status != CM_OK) {
-        return status;
-    }
+    CM_CHECK(cm_boot_put(boot, key, &seq, sizeof(seq)));
+    CM_CHECK(cm_boot_fence_common(boot, true, "barrier", progress, arg));
     PMIX_INFO_LOAD(&info, PMIX_IMMEDIATE, &immediate, PMIX_BOOL);
     for (int r = 0; r < boot->size; r++) {
         pmix_proc_t proc = boot->me;

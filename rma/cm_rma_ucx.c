@@ -145,9 +145,10 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
         goto err_worker;
     }
     status = cm_rma_boot_sync(rma, true);
-    if (status == CM_OK) {
-        status = cm_heartbeat_start(rma->heartbeat);
+    if (status != CM_OK) {
+        goto err_heartbeat;
     }
+    status = cm_heartbeat_start(rma->heartbeat);
     if (status != CM_OK) {
         goto err_heartbeat;
     }

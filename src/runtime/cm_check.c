@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "config.h"
 #include "src/runtime/cm_check.h"
+#include "util/cm_error.h"
 #include "util/cm_log.h"
 #include "util/cm_variant.h"
 #include "directory/cm_dir.h"
@@ -228,7 +229,6 @@ cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size
     cm_layout_t layout_tmp;
     const char *setting, *reason;
     int max = cm_check_max_procs(cfg, &setting, &reason);
-    cm_status_t status;
 
     if (job->nprocs < 1 || job->nprocs > max) {
         cm_error("the job has %d processes, but %s runs at most %d (%s)", job->nprocs, setting, max,
@@ -276,23 +276,21 @@ cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size
     }
     meta   = meta ? meta : &meta_tmp;
     layout = layout ? layout : &layout_tmp;
-    status = cm_meta_layout_compute((cfg->shared_size + page - 1) / page, (uint32_t)job->nprocs,
-                                    (uint32_t)cfg->locks, (uint32_t)cfg->wn_ring, page, meta);
-    if (status == CM_OK) {
-        status = cm_runtime_layout(cfg, page, meta->total, layout);
-    }
-    if (status == CM_OK && job->address_budget != 0) {
-        status = cm_check_address_space(cfg, job, page);
+    CM_CHECK(cm_meta_layout_compute((cfg->shared_size + page - 1) / page, (uint32_t)job->nprocs,
+                                    (uint32_t)cfg->locks, (uint32_t)cfg->wn_ring, page, meta));
+    CM_CHECK(cm_runtime_layout(cfg, page, meta->total, layout));
+    if (job->address_budget != 0) {
+        CM_CHECK(cm_check_address_space(cfg, job, page));
     }
     /* Page numbers are 32-bit in the protocols' page lists. */
-    if (status == CM_OK && meta->npages > UINT32_MAX) {
+    if (meta->npages > UINT32_MAX) {
         cm_error("CM_SHARED_SIZE=%zu has more than %" PRIu32 " pages of %zu bytes: at most "
                  "CM_SHARED_SIZE=%" PRIu64 "g", cfg->shared_size, UINT32_MAX, page,
                  ((uint64_t)UINT32_MAX * page) >> 30);
-        status = CM_ERR_INVALID;
+        return CM_ERR_INVALID;
     }
-    if (status == CM_OK && job->files && cfg->stats[0] != '\0' && strcmp(cfg->stats, "table") != 0) {
-        status = cm_check_output("CM_STATS", cfg->stats);
+    if (job->files && cfg->stats[0] != '\0' && strcmp(cfg->stats, "table") != 0) {
+        CM_CHECK(cm_check_output("CM_STATS", cfg->stats));
     }
-    return status;
+    return CM_OK;
 }

@@ -265,9 +265,10 @@ static int cm_rt_init(int *argc, char ***argv)
         .config    = &cm_rt.config,
     };
     status = cm_rt.proto->init(&cm_rt.proto_ctx);
-    if (status == CM_OK) {
-        status = cm_fault_install(cm_rt.shared_base, cm_rt.shared_size, cm_rt.proto->fault);
+    if (status != CM_OK) {
+        goto err;
     }
+    status = cm_fault_install(cm_rt.shared_base, cm_rt.shared_size, cm_rt.proto->fault);
     if (status != CM_OK) {
         goto err;
     }
@@ -307,9 +308,10 @@ static void cm_rt_finalize(void)
     fflush(stdout);
     /* A last release and barrier: everything written reaches its home first. */
     status = cm_rt.proto->barrier();
-    if (status == CM_OK) {
-        status = cm_rt_stats_report();
+    if (status != CM_OK) {
+        cm_fatal(1, "cm_finalize: %s", cm_status_string(status));
     }
+    status = cm_rt_stats_report();
     if (status != CM_OK) {
         cm_fatal(1, "cm_finalize: %s", cm_status_string(status));
     }

@@ -10,6 +10,7 @@
 #include "src/runtime/cm_runtime.h"
 #include "util/cm_variant.h"
 #include "util/cm_build.h"
+#include "util/cm_error.h"
 #include "util/cm_log.h"
 
 #include <errno.h>
@@ -200,7 +201,7 @@ cm_status_t cm_rt_stats_report(void)
     cm_stats_t *all;
     cm_stats_where_t *at;
     cm_rt_run_t info;
-    cm_status_t status;
+    cm_status_t status = CM_OK;
 
     if (where == NULL || where[0] == '\0') {
         return CM_OK;
@@ -217,13 +218,11 @@ cm_status_t cm_rt_stats_report(void)
         }
     }
     cm_rt_where(&mine.where);
-    status = cm_rma_put(cm_rt.rma, 0, base + (size_t)cm_rt.rank * CM_META_STATS_SLOT, &mine,
-                       sizeof(mine));
-    if (status == CM_OK) {
-        status = cm_rma_barrier(cm_rt.rma);
-    }
-    if (status != CM_OK || cm_rt.rank != 0) {
-        return status;
+    CM_CHECK(cm_rma_put(cm_rt.rma, 0, base + (size_t)cm_rt.rank * CM_META_STATS_SLOT, &mine,
+                        sizeof(mine)));
+    CM_CHECK(cm_rma_barrier(cm_rt.rma));
+    if (cm_rt.rank != 0) {
+        return CM_OK;
     }
     all = calloc((size_t)cm_rt.nprocs, sizeof(*all));
     at  = calloc((size_t)cm_rt.nprocs, sizeof(*at));
