@@ -3,7 +3,9 @@
  * Unit tests of Cashmere's mechanisms alone, each built into this test from its own file
  * (no protocol events, no library) over the fake one-sided layer (fake_rma.h): the merge
  * buffer through its ops table, the page fill (an early copy is used only when the join found
- * the entry as seen, else the page is got again), and the check of required ops.
+ * the entry as seen, else the page is got again), the hooked writes (each reported store
+ * reaches the home by the flush; with the merge buffer a line's stores go as one put), and the
+ * check of required ops.
  */
 #include "config.h"
 #include "src/protocols/cashmere/cm_cm_int.h"
@@ -14,8 +16,18 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* The protocol's state the mechanisms read (cm_cashmere.c's, not linked here). */
+/* The protocol's state the mechanisms read (cm_cashmere.c's, not linked here), and what of the
+ * protocol they call. */
 cm_cm_t cm_cm;
+
+void cm_cm_repaint(uint64_t p)
+{
+    (void)p; /* no inline checks here: no shadow to write */
+}
+
+/* The marker cmcc links into every checked program (src/access/cm_hooks.c): the hooked writes
+ * refuse a program without it. Exported by the link (tests/Makefile.inc). */
+__attribute__((used)) const int cm_build_stores = 1;
 
 /* ---- the merge buffer, through its ops ---------------------------------------------------- */
 
@@ -211,11 +223,128 @@ START_TEST(test_fill_page_drop)
 }
 END_TEST
 
+/* ---- the hooked writes (CHS*), against the fake one-sided layer --------------------------- */
+
+static cm_write_t *wr;
+static intptr_t home_delta[2];
+
+/* Rank 0 stores; page 1 is homed at rank 1 and mapped here, reached by puts (no mapping). */
+static void writes_setup(const cm_merge_ops_t *merge)
+{
+    cm_protocol_ctx_t ctx;
+
+    world = fake_world_create(2, NPAGES * PS);
+    memset(&cm_cm, 0, sizeof(cm_cm));
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.forward       = CM_FORWARD_STORE;
+    cfg.forward_batch = 4096;
+    cfg.merge_lines   = 4;
+    cm_cm.me          = 0;
+    cm_cm.nprocs      = 2;
+    cm_cm.rma         = fake_rma(world, 0);
+    cm_cm.net         = fake_base(world, 0);
+    cm_cm.app         = mmap(NULL, NPAGES * PS, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(cm_cm.app, MAP_FAILED);
+    cm_cm.ps          = PS;
+    cm_cm.shift       = 12;
+    cm_cm.npages      = NPAGES;
+    cm_cm.pte         = calloc(NPAGES, sizeof(*cm_cm.pte));
+    cm_cm.dirty.v     = calloc(NPAGES, sizeof(uint32_t));
+    cm_cm.home_delta  = home_delta;
+    cm_cm.vname       = merge ? "CHSM" : "CHSN";
+    cm_cm.whole_pages = true;
+    cm_cm.pte[1].mapped = 1;
+    cm_cm.pte[1].home   = 1;
+    ctx = (cm_protocol_ctx_t){.rank = 0, .nprocs = 2, .rma = cm_cm.rma, .app = cm_cm.app,
+                              .net = cm_cm.net, .size = NPAGES * PS, .page_size = PS,
+                              .npages = NPAGES, .config = &cfg};
+    ck_assert_int_eq(cm_write_hooks_ops.init(&ctx, merge, &wr), CM_OK);
+    wr->ops = &cm_write_hooks_ops;
+    ck_assert_ptr_null(cm_cm_ops_missing(&cm_fill_page_ops, wr->ops, merge));
+}
+
+static void writes_teardown(void)
+{
+    wr->ops->fini(wr);
+    munmap(cm_cm.app, NPAGES * PS);
+    free(cm_cm.pte);
+    free(cm_cm.dirty.v);
+    fake_world_destroy(world);
+}
+
+/* The program stores v at offset off of page 1: the bytes land in our copy and the store is
+ * reported to the hook (the two views are one memory in a real run; two here). */
+static void store_u64(size_t off, uint64_t v)
+{
+    memcpy(cm_cm.net + PS + off, &v, sizeof(v));
+    wr->ops->store((uintptr_t)cm_cm.app + PS + off, sizeof(v));
+}
+
+static uint64_t home_u64(size_t off)
+{
+    uint64_t v;
+
+    memcpy(&v, fake_base(world, 1) + PS + off, sizeof(v));
+    return v;
+}
+
+static uint64_t puts_now(void)
+{
+    fake_counts_t c;
+
+    fake_counts(world, &c);
+    return c.puts;
+}
+
+/* Eight stores filling one 64-byte line, and one in another line: every byte is at the home
+ * once the flush returns; the page is dirty (its write transition is due at the release). */
+static uint64_t store_line_and_flush(void)
+{
+    uint64_t p0 = puts_now();
+
+    for (size_t i = 0; i < 8; i++) {
+        store_u64(128 + 8 * i, 0x1000 + i);
+    }
+    store_u64(1024, 0xabcd);
+    wr->ops->flush(wr);
+    for (size_t i = 0; i < 8; i++) {
+        ck_assert_uint_eq(home_u64(128 + 8 * i), 0x1000 + i);
+    }
+    ck_assert_uint_eq(home_u64(1024), 0xabcd);
+    ck_assert(cm_cm.pte[1].flags & CM_PTE_DIRTY);
+    return puts_now() - p0;
+}
+
+START_TEST(test_write_hooks_none)
+{
+    uint64_t puts;
+
+    writes_setup(NULL);
+    puts = store_line_and_flush();
+    ck_assert_uint_ge(puts, 2);      /* N: at least the line and the lone store */
+    ck_assert_uint_le(puts, 9);      /* at most one put per store */
+    writes_teardown();
+}
+END_TEST
+
+START_TEST(test_write_hooks_merge)
+{
+    uint64_t puts;
+
+    writes_setup(&cm_merge_buffer_ops);
+    puts = store_line_and_flush();
+    ck_assert_uint_eq(puts, 2);      /* M: the whole line in one put, the lone store in another */
+    writes_teardown();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mechanisms");
     TCase *alone = tcase_create("alone");
     TCase *page = tcase_create("fill-page");
+    TCase *writes = tcase_create("write-hooks");
     SRunner *sr;
     int failed;
 
@@ -228,6 +357,9 @@ int main(void)
     tcase_add_test(page, test_fill_page_early_stale);
     tcase_add_test(page, test_fill_page_drop);
     suite_add_tcase(s, page);
+    tcase_add_test(writes, test_write_hooks_none);
+    tcase_add_test(writes, test_write_hooks_merge);
+    suite_add_tcase(s, writes);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     failed = srunner_ntests_failed(sr);
