@@ -27,7 +27,7 @@ void cm_cm_repaint(uint64_t p)
 
 /* The marker cmcc links into every checked program (src/access/cm_hooks.c): the hooked writes
  * refuse a program without it. Exported by the link (tests/Makefile.inc). */
-__attribute__((used)) const int cm_build_stores = 1;
+__attribute__((used)) const char cm_build_stores[] = "CASHMERE_BUILD=stores";
 
 /* ---- the merge buffer, through its ops ---------------------------------------------------- */
 
@@ -113,27 +113,43 @@ static cm_fill_t *fill;
 static cm_config_t cfg;
 
 /* Rank 0 runs the mechanism; rank 1 is every page's home. Rank 0's copy of the area is its
- * network view; its application view is a separate mapping of the same size. */
+ * network view; its application view is a separate mapping of the same size. The protocol's
+ * state as a mechanism finds it, and the context its init gets, into *ctx. */
+static void proto_setup(cm_protocol_ctx_t *ctx)
+{
+    world = fake_world_create(2, NPAGES * PS);
+    memset(&cm_cm, 0, sizeof(cm_cm));
+    cm_cm.me      = 0;
+    cm_cm.nprocs  = 2;
+    cm_cm.rma     = fake_rma(world, 0);
+    cm_cm.net     = fake_base(world, 0);
+    cm_cm.app     = mmap(NULL, NPAGES * PS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                         -1, 0);
+    ck_assert_ptr_ne(cm_cm.app, MAP_FAILED);
+    cm_cm.ps      = PS;
+    cm_cm.shift   = 12;
+    cm_cm.npages  = NPAGES;
+    cm_cm.pte     = calloc(NPAGES, sizeof(*cm_cm.pte));
+    cm_cm.dirty.v = calloc(NPAGES, sizeof(uint32_t));
+    *ctx = (cm_protocol_ctx_t){.rank = 0, .nprocs = 2, .rma = cm_cm.rma, .app = cm_cm.app,
+                               .net = cm_cm.net, .size = NPAGES * PS, .page_size = PS,
+                               .npages = NPAGES, .config = &cfg};
+}
+
+static void proto_teardown(void)
+{
+    munmap(cm_cm.app, NPAGES * PS);
+    free(cm_cm.pte);
+    free(cm_cm.dirty.v);
+    fake_world_destroy(world);
+}
+
 static void fill_setup(void)
 {
     cm_protocol_ctx_t ctx;
 
-    world = fake_world_create(2, NPAGES * PS);
-    memset(&cm_cm, 0, sizeof(cm_cm));
-    cm_cm.me     = 0;
-    cm_cm.nprocs = 2;
-    cm_cm.rma    = fake_rma(world, 0);
-    cm_cm.net    = fake_base(world, 0);
-    cm_cm.app    = mmap(NULL, NPAGES * PS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                        -1, 0);
-    ck_assert_ptr_ne(cm_cm.app, MAP_FAILED);
-    cm_cm.ps     = PS;
-    cm_cm.shift  = 12;
-    cm_cm.npages = NPAGES;
-    cm_cm.pte    = calloc(NPAGES, sizeof(*cm_cm.pte));
-    ctx = (cm_protocol_ctx_t){.rank = 0, .nprocs = 2, .rma = cm_cm.rma, .app = cm_cm.app,
-                              .net = cm_cm.net, .size = NPAGES * PS, .page_size = PS,
-                              .npages = NPAGES, .config = &cfg};
+    memset(&cfg, 0, sizeof(cfg));
+    proto_setup(&ctx);
     ck_assert_int_eq(cm_fill_page_ops.init(&ctx, &fill), CM_OK);
     fill->ops = &cm_fill_page_ops;
 }
@@ -141,9 +157,7 @@ static void fill_setup(void)
 static void fill_teardown(void)
 {
     fill->ops->fini(fill);
-    munmap(cm_cm.app, NPAGES * PS);
-    free(cm_cm.pte);
-    fake_world_destroy(world);
+    proto_teardown();
 }
 
 /* Page p's copy at the home (rank 1) holds byte v throughout. */
@@ -233,32 +247,16 @@ static void writes_setup(const cm_merge_ops_t *merge)
 {
     cm_protocol_ctx_t ctx;
 
-    world = fake_world_create(2, NPAGES * PS);
-    memset(&cm_cm, 0, sizeof(cm_cm));
     memset(&cfg, 0, sizeof(cfg));
     cfg.forward       = CM_FORWARD_STORE;
     cfg.forward_batch = 4096;
     cfg.merge_lines   = 4;
-    cm_cm.me          = 0;
-    cm_cm.nprocs      = 2;
-    cm_cm.rma         = fake_rma(world, 0);
-    cm_cm.net         = fake_base(world, 0);
-    cm_cm.app         = mmap(NULL, NPAGES * PS, PROT_READ | PROT_WRITE,
-                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ck_assert_ptr_ne(cm_cm.app, MAP_FAILED);
-    cm_cm.ps          = PS;
-    cm_cm.shift       = 12;
-    cm_cm.npages      = NPAGES;
-    cm_cm.pte         = calloc(NPAGES, sizeof(*cm_cm.pte));
-    cm_cm.dirty.v     = calloc(NPAGES, sizeof(uint32_t));
+    proto_setup(&ctx);
     cm_cm.home_delta  = home_delta;
     cm_cm.vname       = merge ? "CHSM" : "CHSN";
     cm_cm.whole_pages = true;
     cm_cm.pte[1].mapped = 1;
     cm_cm.pte[1].home   = 1;
-    ctx = (cm_protocol_ctx_t){.rank = 0, .nprocs = 2, .rma = cm_cm.rma, .app = cm_cm.app,
-                              .net = cm_cm.net, .size = NPAGES * PS, .page_size = PS,
-                              .npages = NPAGES, .config = &cfg};
     ck_assert_int_eq(cm_write_hooks_ops.init(&ctx, merge, &wr), CM_OK);
     wr->ops = &cm_write_hooks_ops;
     ck_assert_ptr_null(cm_cm_ops_missing(&cm_fill_page_ops, wr->ops, merge));
@@ -267,10 +265,7 @@ static void writes_setup(const cm_merge_ops_t *merge)
 static void writes_teardown(void)
 {
     wr->ops->fini(wr);
-    munmap(cm_cm.app, NPAGES * PS);
-    free(cm_cm.pte);
-    free(cm_cm.dirty.v);
-    fake_world_destroy(world);
+    proto_teardown();
 }
 
 /* The program stores v at offset off of page 1: the bytes land in our copy and the store is

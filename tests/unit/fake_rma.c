@@ -150,15 +150,19 @@ bool cm_rma_all_mapped(const cm_rma_t *rma)
     return false;
 }
 
-cm_status_t cm_rma_put(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len)
+/* A put or get: counted, then copied at once, ordered with everything around it. */
+static cm_status_t fake_copy(uint64_t *count, void *dst, const void *src, size_t len)
 {
-    char *dst = fake_at(rma, pe, addr, len);
-
-    fake_count(&rma->w->counts.puts);
+    fake_count(count);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     memcpy(dst, src, len);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return CM_OK;
+}
+
+cm_status_t cm_rma_put(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len)
+{
+    return fake_copy(&rma->w->counts.puts, fake_at(rma, pe, addr, len), src, len);
 }
 
 cm_status_t cm_rma_put_nbi(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len)
@@ -182,13 +186,7 @@ cm_status_t cm_rma_signal_u64(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t va
 
 cm_status_t cm_rma_get(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len)
 {
-    const char *src = fake_at(rma, pe, addr, len);
-
-    fake_count(&rma->w->counts.gets);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    memcpy(dst, src, len);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    return CM_OK;
+    return fake_copy(&rma->w->counts.gets, dst, fake_at(rma, pe, addr, len), len);
 }
 
 cm_status_t cm_rma_get_nbi(cm_rma_t *rma, int pe, void *dst, const void *addr, size_t len)
