@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A fake one-sided layer: ranks as threads of one process (fake_rma.h). */
+#define _GNU_SOURCE
 #include "config.h"
 #include "tests/unit/fake_rma.h"
 
@@ -9,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define FAKE_MAX_PROCS 64
 
@@ -22,6 +25,7 @@ struct fake_world {
     size_t        size;
     char          *base[FAKE_MAX_PROCS];
     struct cm_rma rma[FAKE_MAX_PROCS];
+    bool          mapped;   /* peers' copies reachable by plain loads and stores */
     fake_counts_t counts;
 };
 
@@ -35,7 +39,8 @@ fake_world_t *fake_world_create(int nprocs, size_t size)
     w->nprocs = nprocs;
     w->size   = size;
     for (int r = 0; r < nprocs; r++) {
-        w->base[r] = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        /* Shared: a mapped world aliases ranges of a copy elsewhere (cm_rma_alias). */
+        w->base[r] = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (w->base[r] == MAP_FAILED) {
             abort();
         }
@@ -50,6 +55,11 @@ void fake_world_destroy(fake_world_t *w)
         munmap(w->base[r], w->size);
     }
     free(w);
+}
+
+void fake_world_map_peers(fake_world_t *w, bool mapped)
+{
+    w->mapped = mapped;
 }
 
 cm_rma_t *fake_rma(fake_world_t *w, int r)
@@ -131,23 +141,39 @@ int cm_rma_nprocs(const cm_rma_t *rma)
     return rma->w->nprocs;
 }
 
-/* Nothing is mapped: every peer is reached through operations. */
+/* Unless the world is mapped, every peer is reached through operations only. */
 void *cm_rma_ptr(cm_rma_t *rma, int pe, const void *addr)
 {
-    (void)rma, (void)pe, (void)addr;
-    return NULL;
+    return rma->w->mapped ? fake_at(rma, pe, addr, 1) : NULL;
 }
 
 void *cm_rma_store_ptr(cm_rma_t *rma, int pe, const void *addr)
 {
-    (void)rma, (void)pe, (void)addr;
-    return NULL;
+    return cm_rma_ptr(rma, pe, addr);
 }
 
 bool cm_rma_all_mapped(const cm_rma_t *rma)
 {
-    (void)rma;
-    return false;
+    return rma->w->mapped;
+}
+
+/* As the real layer's: the same pages as pe's copy, at dst (mremap of a shared mapping with
+ * old size 0 duplicates it). */
+cm_status_t cm_rma_alias(cm_rma_t *rma, int pe, const void *addr, void *dst, size_t len)
+{
+    void *p;
+
+    if (!rma->w->mapped) {
+        return CM_ERR_UNSUPPORTED;
+    }
+    p = (void *)syscall(SYS_mremap, fake_at(rma, pe, addr, len), (size_t)0, len,
+                        MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+    return (p == dst) ? CM_OK : CM_ERR_NO_MEMORY;
+}
+
+void cm_rma_describe_peer(cm_rma_t *rma, int pe, char *buf, size_t len)
+{
+    snprintf(buf, len, "fake %s", (rma->w->mapped || pe == rma->rank) ? "mapped" : "remote");
 }
 
 /* A put or get: counted, then copied at once, ordered with everything around it. */

@@ -13,6 +13,7 @@
 
 #include "rma/cm_rma.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +22,10 @@ typedef struct fake_world fake_world_t;
 /* nprocs copies of size bytes (zeroed, page aligned). */
 fake_world_t *fake_world_create(int nprocs, size_t size);
 void fake_world_destroy(fake_world_t *w);
+
+/* Whether the ranks' copies are mapped at each other, as node-local peers over shared memory
+ * (cm_rma_ptr, cm_rma_alias work); by default not, as peers across a network. */
+void fake_world_map_peers(fake_world_t *w, bool mapped);
 
 /* Rank r's handle and its copy of the area. */
 cm_rma_t *fake_rma(fake_world_t *w, int r);
