@@ -57,7 +57,7 @@ static bool cm_exit_function(const char *file, uintptr_t base, uintptr_t addr, c
     eh = (const ElfW(Ehdr) *)img;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_shentsize != sizeof(*sh) ||
         eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(*sh) > (uint64_t)st.st_size) {
-        goto out;
+        goto out_unmap;
     }
     /* Symbol values are link-time addresses: offsets from the load base, except in a
      * non-PIE executable, where they are the addresses themselves. */
@@ -90,7 +90,7 @@ static bool cm_exit_function(const char *file, uintptr_t base, uintptr_t addr, c
             }
         }
     }
-out:
+out_unmap:
     munmap((void *)img, (size_t)st.st_size);
     return found;
 }

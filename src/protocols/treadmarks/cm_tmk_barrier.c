@@ -29,15 +29,13 @@ static cm_status_t tm_barrier(void)
     status = cm_tmk_new_interval();
     gc = cm_tmk.store.bytes > cm_tmk.gc_bytes;
     if (status != CM_OK || cm_tmk.np == 1) {
-        goto out;
+        goto out_unlock;
     }
     if (cm_tmk.me != mgr) {
         /* The manager knows at least what everyone knew at the last departure. */
         atomic_store(&cm_tmk.departed, 0);
-        status = cm_tmk_send_intervals(mgr, TM_BAR_ARRIVE, seq, gc, cm_tmk.bar_vt);
-        if (status != CM_OK) {
-            goto out;
-        }
+        CM_CHECK_GOTO(status, cm_tmk_send_intervals(mgr, TM_BAR_ARRIVE, seq, gc, cm_tmk.bar_vt),
+                      out_unlock);
         cm_tmk_wait_ge(&cm_tmk.departed, 1);
         const uint32_t *d = cm_tmk_ivmsg_header(&cm_tmk.depart);
         if (d[0] != seq) {
@@ -78,13 +76,14 @@ static cm_status_t tm_barrier(void)
     memcpy(cm_tmk.bar_vt, cm_tmk.store.vt, (size_t)cm_tmk.np * sizeof(uint32_t));
     cm_tmk.st.acquires++;
     cm_tmk.st.releases++;
-    if (status == CM_OK && gc) {
-        status = tm_gc_run(mgr);
+    if (status != CM_OK) {
+        goto out_unlock;
     }
-    if (status == CM_OK) {
-        status = cm_tmk_pf_acquired(); /* after a collection: it validated every copy */
+    if (gc) {
+        CM_CHECK_GOTO(status, tm_gc_run(mgr), out_unlock);
     }
-out:
+    status = cm_tmk_pf_acquired(); /* after a collection: it validated every copy */
+out_unlock:
     cm_tmk_mu_unlock();
     return status;
 }

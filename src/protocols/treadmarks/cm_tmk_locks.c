@@ -95,23 +95,24 @@ static cm_status_t tm_lock_acquire(unsigned id)
         status = cm_tmk_post((int)(id % (unsigned)cm_tmk.np), TM_LOCK_REQ, msg, len);
     }
     free(msg);
+    if (status != CM_OK) {
+        goto out_unlock;
+    }
     /* A new interval after the request: the grant's notices then meet no dirty page. */
+    CM_CHECK_GOTO(status, cm_tmk_new_interval(), out_unlock);
+    cm_tmk_wait_ge(&cm_tmk.granted, 1);
+    outer  = cm_stats_phase_enter(&cm_tmk.st.acquire_ns);
+    status = cm_tmk_take_intervals(&cm_tmk.grant);
+    cm_tmk_drop(&cm_tmk.grant);
     if (status == CM_OK) {
-        status = cm_tmk_new_interval();
+        status = cm_tmk_pf_acquired();
     }
-    if (status == CM_OK) {
-        cm_tmk_wait_ge(&cm_tmk.granted, 1);
-        outer  = cm_stats_phase_enter(&cm_tmk.st.acquire_ns);
-        status = cm_tmk_take_intervals(&cm_tmk.grant);
-        cm_tmk_drop(&cm_tmk.grant);
-        if (status == CM_OK) {
-            status = cm_tmk_pf_acquired();
-        }
-        lk->local = lk->held = true;
-        cm_tmk.st.lock_acquires_remote++;
-        cm_tmk.st.acquires++;
-        cm_stats_phase_leave(outer);
-    }
+    /* The grant came: the token is here whatever its intervals did. */
+    lk->local = lk->held = true;
+    cm_tmk.st.lock_acquires_remote++;
+    cm_tmk.st.acquires++;
+    cm_stats_phase_leave(outer);
+out_unlock:
     cm_tmk_mu_unlock();
     return status;
 }
@@ -137,10 +138,14 @@ static cm_status_t tm_lock_release(unsigned id)
     status = cm_tmk_new_interval();
     lk->held = false;
     cm_tmk.st.releases++;
-    if (status == CM_OK && lk->has_next) {
+    if (status != CM_OK) {
+        goto out_unlock;
+    }
+    if (lk->has_next) {
         lk->has_next = false;
         status = tm_grant(id, lk->next, lk->next_vt);
     }
+out_unlock:
     cm_tmk_mu_unlock();
     return status;
 }

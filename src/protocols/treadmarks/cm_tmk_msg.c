@@ -103,20 +103,21 @@ cm_status_t cm_tmk_send_intervals(int pe, int type, uint32_t id, uint32_t flag,
 {
     tm_pack_t pk = {.cap = tm_ivmsg_hdr() + 4096, .len = tm_ivmsg_hdr(), .count = 0};
     cm_status_t status;
+    uint32_t *h;
 
     pk.buf = malloc(pk.cap);
     if (pk.buf == NULL) {
         return CM_ERR_NO_MEMORY;
     }
-    status = cm_tmk_store_send_set(&cm_tmk.store, vt_a, tm_pack_one, &pk);
-    if (status == CM_OK) {
-        uint32_t *h = (uint32_t *)pk.buf;
-        h[0] = id;
-        h[1] = pk.count;
-        h[2] = flag;
-        memcpy(h + 3, cm_tmk.store.vt, (size_t)cm_tmk.np * sizeof(uint32_t));
-        status = cm_tmk_post(pe, type, pk.buf, pk.len);
-    }
+    CM_CHECK_GOTO(status, cm_tmk_store_send_set(&cm_tmk.store, vt_a, tm_pack_one, &pk),
+                  out_free);
+    h    = (uint32_t *)pk.buf;
+    h[0] = id;
+    h[1] = pk.count;
+    h[2] = flag;
+    memcpy(h + 3, cm_tmk.store.vt, (size_t)cm_tmk.np * sizeof(uint32_t));
+    status = cm_tmk_post(pe, type, pk.buf, pk.len);
+out_free:
     free(pk.buf);
     return status;
 }

@@ -317,7 +317,7 @@ static cm_status_t tm_validate(uint64_t p, bool ask_only)
     newest_of = malloc((pg->nrefs ? pg->nrefs : 1) * sizeof(*newest_of));
     if (need == NULL || pairs == NULL || npairs == NULL || newest_of == NULL) {
         status = CM_ERR_NO_MEMORY;
-        goto out;
+        goto out_free;
     }
     for (uint32_t r = pg->unapplied; r < pg->nrefs; r++) {
         if (!pg->refs[r].applied) {
@@ -362,12 +362,12 @@ static cm_status_t tm_validate(uint64_t p, bool ask_only)
         if (npairs[pe] > 0) {
             status = tm_request_diffs(pe, p, pairs + 2 * (size_t)pe * pg->nrefs, npairs[pe]);
             if (status != CM_OK) {
-                goto out;
+                goto out_free;
             }
         }
     }
     if (ask_only) {
-        goto out;
+        goto out_free;
     }
     tm_wait_replies();
     /* A diff its holder did not have (should not happen): ask its creator. */
@@ -376,7 +376,7 @@ static cm_status_t tm_validate(uint64_t p, bool ask_only)
         uint32_t *miss = malloc(2 * (size_t)nm * sizeof(uint32_t));
         if (miss == NULL) {
             status = CM_ERR_NO_MEMORY;
-            goto out;
+            goto out_free;
         }
         memcpy(miss, cm_tmk.missing, 2 * (size_t)nm * sizeof(uint32_t));
         cm_tmk.nmissing = 0;
@@ -385,18 +385,18 @@ static cm_status_t tm_validate(uint64_t p, bool ask_only)
         }
         free(miss);
         if (status != CM_OK) {
-            goto out;
+            goto out_free;
         }
         tm_wait_replies();
     }
     qsort(need, nneed, sizeof(*need), tm_cmp_ref_hb);
     status = CM_STATS_IN_PHASE(&cm_tmk.st.twin_diff_ns, tm_apply_diffs(p, need, nneed));
     if (status != CM_OK) {
-        goto out;
+        goto out_free;
     }
     pg->unapplied = pg->nrefs;
     pg->state = TM_INVALID; /* valid contents, still protected */
-out:
+out_free:
     free(need);
     free(newest_of);
     free(pairs);
@@ -437,41 +437,40 @@ cm_status_t cm_tmk_fault(void *addr, bool write)
     cm_tmk_pf_fault(p);
     if (pg->state == TM_UNMAPPED || pg->state == TM_INVALID) {
         if (!ready) {
-            status = cm_tmk_pf_miss(p); /* its block's diffs with its own (CM_PREFETCH) */
+            /* its block's diffs with its own (CM_PREFETCH) */
+            CM_CHECK_GOTO(status, cm_tmk_pf_miss(p), out_unlock);
         }
-        if (status == CM_OK) {
-            status = cm_tmk_validate(p);
-        }
-        if (status == CM_OK) {
-            status = cm_tmk_protect(p, PROT_READ);
-            pg->state = TM_READ_ONLY;
-        }
+        CM_CHECK_GOTO(status, cm_tmk_validate(p), out_unlock);
+        CM_CHECK_GOTO(status, cm_tmk_protect(p, PROT_READ), out_unlock);
+        pg->state = TM_READ_ONLY;
     }
-    if (status == CM_OK && write && pg->state == TM_READ_ONLY) {
+    if (write && pg->state == TM_READ_ONLY) {
         /* A twin left by an earlier interval stays: this interval's writes accumulate in it
          * (tm_make_diff). */
         if (pg->twin == NULL && cm_tmk.np > 1) {
             twin     = cm_stats_phase_enter(&cm_tmk.st.twin_diff_ns);
             pg->twin = malloc(cm_tmk.ps);
-            if (pg->twin == NULL) {
-                status = CM_ERR_NO_MEMORY;
-            } else {
+            if (pg->twin != NULL) {
                 memcpy(pg->twin, cm_tmk_net(p), cm_tmk.ps);
                 cm_tmk.st.twins++;
             }
             cm_stats_phase_leave(twin);
+            if (pg->twin == NULL) {
+                cm_error("treadmarks: out of memory for the twin of page %" PRIu64, p);
+                status = CM_ERR_NO_MEMORY;
+                goto out_unlock;
+            }
         }
-        if (status == CM_OK && cm_tmk.scan && cm_tmk.np > 1) {
-            status = cm_tmk_scan_opened(p);
+        if (cm_tmk.scan && cm_tmk.np > 1) {
+            CM_CHECK_GOTO(status, cm_tmk_scan_opened(p), out_unlock);
         }
-        if (status == CM_OK) {
-            status = cm_tmk_protect(p, PROT_READ | PROT_WRITE);
-            pg->state = TM_READ_WRITE;
-        }
+        CM_CHECK_GOTO(status, cm_tmk_protect(p, PROT_READ | PROT_WRITE), out_unlock);
+        pg->state = TM_READ_WRITE;
     }
-    if (status == CM_OK && write) {
+    if (write) {
         cm_tmk_mark_dirty(p);
     }
+out_unlock:
     cm_tmk_mu_unlock();
     cm_stats_phase_leave(outer);
     return status;
