@@ -3,10 +3,10 @@
  * The one error idiom. A function that fails returns a negative cm_status_t, logged once
  * where the failure was found (cm_error). A call whose failure leaves nothing to undo is
  * wrapped in CM_CHECK, which returns its status; where something must be undone, the failure
- * jumps to an err_<undo> label at the function's end, which undoes in reverse order
- * (CM_CHECK_GOTO). Where the success path ends with the same undoing (a lock held for the
- * whole function, buffers freed either way), the label is out_<undo> and both paths meet
- * there: no chains of "if (status == CM_OK)".
+ * jumps to an err_<undo> label at the function's end, which undoes in reverse order. Where
+ * the success path ends with the same undoing (a lock held for the whole function, buffers
+ * freed either way), the label is out_<undo> and both paths meet there: no chains of
+ * "if (status == CM_OK)".
  *
  * cm_assert states an invariant the protocol relies on (a page table flag, an ordering
  * invariant's precondition, a ring index in range). In a debug build (configure
@@ -24,15 +24,6 @@
         cm_status_t cm_check_st_ = (expr); \
         if (cm_check_st_ != CM_OK) { \
             return cm_check_st_; \
-        } \
-    } while (0)
-
-/* status = expr; on failure, to label (err_<undo> or out_<undo>) with status set. */
-#define CM_CHECK_GOTO(status, expr, label) \
-    do { \
-        (status) = (expr); \
-        if ((status) != CM_OK) { \
-            goto label; \
         } \
     } while (0)
 

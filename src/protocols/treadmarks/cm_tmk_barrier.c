@@ -34,8 +34,10 @@ static cm_status_t tm_barrier(void)
     if (cm_tmk.me != mgr) {
         /* The manager knows at least what everyone knew at the last departure. */
         atomic_store(&cm_tmk.departed, 0);
-        CM_CHECK_GOTO(status, cm_tmk_send_intervals(mgr, TM_BAR_ARRIVE, seq, gc, cm_tmk.bar_vt),
-                      out_unlock);
+        status = cm_tmk_send_intervals(mgr, TM_BAR_ARRIVE, seq, gc, cm_tmk.bar_vt);
+        if (status != CM_OK) {
+            goto out_unlock;
+        }
         cm_tmk_wait_ge(&cm_tmk.departed, 1);
         const uint32_t *d = cm_tmk_ivmsg_header(&cm_tmk.depart);
         if (d[0] != seq) {
@@ -80,7 +82,10 @@ static cm_status_t tm_barrier(void)
         goto out_unlock;
     }
     if (gc) {
-        CM_CHECK_GOTO(status, tm_gc_run(mgr), out_unlock);
+        status = tm_gc_run(mgr);
+        if (status != CM_OK) {
+            goto out_unlock;
+        }
     }
     status = cm_tmk_pf_acquired(); /* after a collection: it validated every copy */
 out_unlock:

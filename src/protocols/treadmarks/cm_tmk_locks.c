@@ -99,7 +99,10 @@ static cm_status_t tm_lock_acquire(unsigned id)
         goto out_unlock;
     }
     /* A new interval after the request: the grant's notices then meet no dirty page. */
-    CM_CHECK_GOTO(status, cm_tmk_new_interval(), out_unlock);
+    status = cm_tmk_new_interval();
+    if (status != CM_OK) {
+        goto out_unlock;
+    }
     cm_tmk_wait_ge(&cm_tmk.granted, 1);
     outer  = cm_stats_phase_enter(&cm_tmk.st.acquire_ns);
     status = cm_tmk_take_intervals(&cm_tmk.grant);

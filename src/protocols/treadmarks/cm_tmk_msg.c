@@ -109,8 +109,10 @@ cm_status_t cm_tmk_send_intervals(int pe, int type, uint32_t id, uint32_t flag,
     if (pk.buf == NULL) {
         return CM_ERR_NO_MEMORY;
     }
-    CM_CHECK_GOTO(status, cm_tmk_store_send_set(&cm_tmk.store, vt_a, tm_pack_one, &pk),
-                  out_free);
+    status = cm_tmk_store_send_set(&cm_tmk.store, vt_a, tm_pack_one, &pk);
+    if (status != CM_OK) {
+        goto out_free;
+    }
     h    = (uint32_t *)pk.buf;
     h[0] = id;
     h[1] = pk.count;

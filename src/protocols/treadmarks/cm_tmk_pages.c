@@ -437,11 +437,19 @@ cm_status_t cm_tmk_fault(void *addr, bool write)
     cm_tmk_pf_fault(p);
     if (pg->state == TM_UNMAPPED || pg->state == TM_INVALID) {
         if (!ready) {
-            /* its block's diffs with its own (CM_PREFETCH) */
-            CM_CHECK_GOTO(status, cm_tmk_pf_miss(p), out_unlock);
+            status = cm_tmk_pf_miss(p); /* its block's diffs with its own (CM_PREFETCH) */
+            if (status != CM_OK) {
+                goto out_unlock;
+            }
         }
-        CM_CHECK_GOTO(status, cm_tmk_validate(p), out_unlock);
-        CM_CHECK_GOTO(status, cm_tmk_protect(p, PROT_READ), out_unlock);
+        status = cm_tmk_validate(p);
+        if (status != CM_OK) {
+            goto out_unlock;
+        }
+        status = cm_tmk_protect(p, PROT_READ);
+        if (status != CM_OK) {
+            goto out_unlock;
+        }
         pg->state = TM_READ_ONLY;
     }
     if (write && pg->state == TM_READ_ONLY) {
@@ -450,21 +458,26 @@ cm_status_t cm_tmk_fault(void *addr, bool write)
         if (pg->twin == NULL && cm_tmk.np > 1) {
             twin     = cm_stats_phase_enter(&cm_tmk.st.twin_diff_ns);
             pg->twin = malloc(cm_tmk.ps);
-            if (pg->twin != NULL) {
-                memcpy(pg->twin, cm_tmk_net(p), cm_tmk.ps);
-                cm_tmk.st.twins++;
-            }
-            cm_stats_phase_leave(twin);
             if (pg->twin == NULL) {
+                cm_stats_phase_leave(twin);
                 cm_error("treadmarks: out of memory for the twin of page %" PRIu64, p);
                 status = CM_ERR_NO_MEMORY;
                 goto out_unlock;
             }
+            memcpy(pg->twin, cm_tmk_net(p), cm_tmk.ps);
+            cm_tmk.st.twins++;
+            cm_stats_phase_leave(twin);
         }
         if (cm_tmk.scan && cm_tmk.np > 1) {
-            CM_CHECK_GOTO(status, cm_tmk_scan_opened(p), out_unlock);
+            status = cm_tmk_scan_opened(p);
+            if (status != CM_OK) {
+                goto out_unlock;
+            }
         }
-        CM_CHECK_GOTO(status, cm_tmk_protect(p, PROT_READ | PROT_WRITE), out_unlock);
+        status = cm_tmk_protect(p, PROT_READ | PROT_WRITE);
+        if (status != CM_OK) {
+            goto out_unlock;
+        }
         pg->state = TM_READ_WRITE;
     }
     if (write) {
