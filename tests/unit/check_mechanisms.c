@@ -131,13 +131,16 @@ END_TEST
 static fake_world_t *world;
 static cm_fill_t *fill;
 static cm_config_t cfg;
+static intptr_t home_delta[2]; /* no home's memory mapped here: write-through by puts */
 
 /* Rank 0 runs the mechanism; rank 1 is every page's home. Rank 0's copy of the area is its
  * network view; its application view is a separate mapping of the same size. The protocol's
- * state as a mechanism finds it, and the context its init gets, into *ctx. */
+ * state as a mechanism finds it, and the context its init gets, into *ctx; the settings all
+ * zero (a test sets what its mechanism reads before the mechanism's init). */
 static void proto_setup(cm_protocol_ctx_t *ctx)
 {
     world = fake_world_create(2, NPAGES * PS);
+    memset(&cfg, 0, sizeof(cfg));
     memset(&cm_cm, 0, sizeof(cm_cm));
     cm_cm.me      = 0;
     cm_cm.nprocs  = 2;
@@ -151,6 +154,7 @@ static void proto_setup(cm_protocol_ctx_t *ctx)
     cm_cm.npages  = NPAGES;
     cm_cm.pte     = calloc(NPAGES, sizeof(*cm_cm.pte));
     cm_cm.dirty.v = calloc(NPAGES, sizeof(uint32_t));
+    cm_cm.home_delta = home_delta;
     *ctx = (cm_protocol_ctx_t){.rank = 0, .nprocs = 2, .rma = cm_cm.rma, .app = cm_cm.app,
                                .net = cm_cm.net, .size = NPAGES * PS, .page_size = PS,
                                .npages = NPAGES, .config = &cfg};
@@ -168,7 +172,6 @@ static void fill_setup(void)
 {
     cm_protocol_ctx_t ctx;
 
-    memset(&cfg, 0, sizeof(cfg));
     proto_setup(&ctx);
     ck_assert_int_eq(cm_fill_page_ops.init(&ctx, &fill), CM_OK);
     fill->ops = &cm_fill_page_ops;
@@ -260,19 +263,16 @@ END_TEST
 /* ---- the hooked writes (CHS*), against the fake one-sided layer --------------------------- */
 
 static cm_write_t *wr;
-static intptr_t home_delta[2];
 
 /* Rank 0 stores; page 1 is homed at rank 1 and mapped here, reached by puts (no mapping). */
 static void writes_setup(const cm_merge_ops_t *merge)
 {
     cm_protocol_ctx_t ctx;
 
-    memset(&cfg, 0, sizeof(cfg));
+    proto_setup(&ctx);
     cfg.forward       = CM_FORWARD_STORE;
     cfg.forward_batch = 4096;
     cfg.merge_lines   = 4;
-    proto_setup(&ctx);
-    cm_cm.home_delta  = home_delta;
     cm_cm.vname       = merge ? "CHSM" : "CHSN";
     cm_cm.whole_pages = true;
     cm_cm.pte[1].mapped = 1;
@@ -360,7 +360,6 @@ static void map_setup(bool mapped, cm_status_t expect)
 {
     cm_protocol_ctx_t ctx;
 
-    memset(&cfg, 0, sizeof(cfg));
     proto_setup(&ctx);
     cm_cm.vname = "NHHN";
     fake_world_map_peers(world, mapped);
@@ -420,13 +419,11 @@ static void line_setup_with(const cm_write_ops_t *w, uint64_t pause_ns)
 {
     cm_protocol_ctx_t ctx;
 
-    memset(&cfg, 0, sizeof(cfg));
+    proto_setup(&ctx);
     cfg.line_size       = 64;
     cfg.line_page_fill  = 2;
     cfg.progress_thread = CM_PROGRESS_ON;
     cfg.offload_pause   = pause_ns;
-    proto_setup(&ctx);
-    cm_cm.home_delta  = home_delta;
     cm_cm.vname       = "NSHN";
     cm_cm.load_checks = true;
     ck_assert_int_eq(w->init(&ctx, NULL, &lwr), CM_OK);
@@ -471,9 +468,8 @@ START_TEST(test_fill_line_refused)
 {
     cm_protocol_ctx_t ctx;
 
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.line_size = 48; /* not a power of two */
     proto_setup(&ctx);
+    cfg.line_size = 48; /* not a power of two */
     cm_cm.vname = "NSSN";
     ck_assert_int_eq(cm_fill_line_ops.init(&ctx, &fill), CM_ERR_INVALID);
     proto_teardown();
@@ -575,12 +571,10 @@ static void offload_setup(const cm_merge_ops_t *merge, uint64_t pause_ns)
 {
     cm_protocol_ctx_t ctx;
 
-    memset(&cfg, 0, sizeof(cfg));
+    proto_setup(&ctx);
     cfg.progress_thread = CM_PROGRESS_ON;
     cfg.offload_pause   = pause_ns;
     cfg.merge_lines     = 4;
-    proto_setup(&ctx);
-    cm_cm.home_delta = home_delta;
     cm_cm.vname      = merge ? "CHHM" : "CHHN";
     cm_cm.pte[1].mapped = 1;
     cm_cm.pte[1].home   = 1;
@@ -696,10 +690,8 @@ START_TEST(test_write_offload_refused)
     cm_protocol_ctx_t ctx;
 
     /* Puts from the thread need a transport made for several threads. */
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.progress_thread = CM_PROGRESS_OFF;
     proto_setup(&ctx);
-    cm_cm.home_delta = home_delta;
+    cfg.progress_thread = CM_PROGRESS_OFF;
     cm_cm.vname      = "CHHN";
     ck_assert_int_eq(cm_write_offload_ops.init(&ctx, NULL, &wr), CM_ERR_INVALID);
     proto_teardown();
