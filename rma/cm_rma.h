@@ -62,6 +62,7 @@ typedef struct {
     uint64_t progress_wakeups; /* progress thread wake-ups */
     uint64_t wait_blocks;      /* waits that slept (CM_WAIT) */
     uint64_t wait_missed;      /* sleeps that outlasted a change of their word: never expected */
+    uint64_t wake_bells;       /* doorbells rung for peers their transport cannot wake */
 } cm_rma_stats_t;
 
 typedef enum { CM_CMP_EQ, CM_CMP_NE, CM_CMP_GT, CM_CMP_GE, CM_CMP_LT, CM_CMP_LE } cm_rma_cmp_t;

@@ -101,22 +101,30 @@ cm_status_t cm_rma_am_send(cm_rma_t *rma, int pe, unsigned id, const void *data,
     cm_rma_am_count(rma, len);
     status = cm_rma_req_wait(rma, ucp_am_send_nbx(rma->eps[pe], id, &hdr, sizeof(hdr), data, len,
                                                   &param), "active message", pe);
+    cm_rma_bell_ring(rma, pe);
     cm_rma_delay_until(rma, ready);
     return status;
 }
 
 /* A posted message: header and data live here until UCX is done with them. */
 typedef struct {
+    cm_rma_t        *rma;
+    int             pe;
     cm_rma_am_hdr_t hdr;
     char            data[];
 } cm_rma_am_block_t;
 
+/* A queued message went out (in our progress, once the peer made room): its doorbell. */
 static void cm_rma_am_post_done(void *request, ucs_status_t status, void *user_data)
 {
+    cm_rma_am_block_t *b = user_data;
+
     if (status != UCS_OK) {
         cm_error("posted active message failed: %s", ucs_status_string(status));
+    } else {
+        cm_rma_bell_ring(b->rma, b->pe);
     }
-    free(user_data);
+    free(b);
     ucp_request_free(request);
 }
 
@@ -131,6 +139,8 @@ cm_status_t cm_rma_am_post(cm_rma_t *rma, int pe, unsigned id, const void *data,
         cm_error("active message of %zu bytes: out of memory", len);
         return CM_ERR_NO_MEMORY;
     }
+    b->rma     = rma;
+    b->pe      = pe;
     b->hdr.src = (uint32_t)rma->rank;
     if (len != 0) {
         memcpy(b->data, data, len); /* data may be NULL then */
@@ -148,6 +158,7 @@ cm_status_t cm_rma_am_post(cm_rma_t *rma, int pe, unsigned id, const void *data,
     }
     if (req == NULL) {
         free(b); /* completed at once; the callback is not called */
+        cm_rma_bell_ring(rma, pe);
         return CM_OK;
     }
     atomic_fetch_add_explicit(&rma->am_queued, 1, memory_order_relaxed);

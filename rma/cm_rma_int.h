@@ -26,7 +26,12 @@
 typedef struct {
     uint32_t seq;      /* futex word */
     uint32_t sleeping; /* CM_RMA_SLEEP_*: how the owner may be asleep */
+    uint32_t bell;     /* futex word of the doorbell (cm_rma_bell.c) */
+    uint32_t armed;    /* the owner's threads asleep on its worker's event fd */
 } cm_rma_waitword_t;
+
+/* What wakes this process when a peer's message arrives (cm_rma_bell.c). */
+typedef enum { CM_RMA_WAKE_UCX, CM_RMA_WAKE_BELL, CM_RMA_WAKE_POLL } cm_rma_wake_t;
 
 /* On the futex (peers' stores and the progress thread wake it) or on the worker's event fd
  * (events wake it; the progress thread through self_fd). */
@@ -89,6 +94,15 @@ struct cm_rma {
     cm_rma_waitword_t  *wait_self;    /* our word, in a segment peers map */
     cm_rma_waitword_t  **wait_peer;   /* per pe: its word mapped here, or NULL */
     atomic_uint_fast64_t wait_blocks, wait_missed;
+    /* Peers whose transport cannot wake us (cm_rma_bell.c). */
+    cm_rma_wake_t      *wake;         /* per pe, or NULL before the plan */
+    atomic_bool        bells_on;      /* sleepers count themselves in `armed` */
+    atomic_bool        bell_stop;
+    bool               bell_running;
+    pthread_t          bell_thread;
+    uint32_t           bell_seen;
+    uint64_t           poll_ns;       /* sleeps on the worker look again this often (0: never) */
+    atomic_uint_fast64_t bell_rings;
 
     cm_rma_delay_t     delay;
     uint64_t           *pending_ns; /* per pe: completion time of injected delays of *_nbi ops */
@@ -300,6 +314,47 @@ static inline void cm_rma_wake_peer(cm_rma_t *rma, int pe)
         cm_rma_wake(w);
     }
 }
+
+/* ---- doorbells (cm_rma_bell.c) ------------------------------------------- */
+
+/* Publishes our network namespace: before the exchange of worker addresses. */
+CM_RMA_INTERNAL cm_status_t cm_rma_bell_publish(cm_rma_t *rma);
+/* Once the lanes are final and the wait words mapped: who wakes us, per peer; starts the
+ * doorbell's thread where a peer needs it. */
+CM_RMA_INTERNAL cm_status_t cm_rma_bell_plan(cm_rma_t *rma);
+CM_RMA_INTERNAL void cm_rma_bell_stop(cm_rma_t *rma);
+CM_RMA_INTERNAL void cm_rma_bell_ring_slow(cm_rma_t *rma, int pe);
+CM_RMA_INTERNAL const char *cm_rma_wake_name(cm_rma_wake_t wake);
+
+/* A message of ours to pe is in its FIFO: ring pe's doorbell if its transport cannot wake it
+ * and a thread of pe sleeps on its worker. Any thread. */
+static inline void cm_rma_bell_ring(cm_rma_t *rma, int pe)
+{
+    if (rma->wake != NULL && rma->wake[pe] == CM_RMA_WAKE_BELL) {
+        cm_rma_bell_ring_slow(rma, pe);
+    }
+}
+
+/* Around a sleep on the worker's event fd: armed before ucp_worker_arm, disarmed after with
+ * what the arm returned (bells_on may turn on in between). */
+static inline bool cm_rma_bell_arm(cm_rma_t *rma)
+{
+    if (!atomic_load_explicit(&rma->bells_on, memory_order_acquire)) {
+        return false;
+    }
+    __atomic_fetch_add(&rma->wait_self->armed, 1, __ATOMIC_SEQ_CST);
+    return true;
+}
+
+static inline void cm_rma_bell_disarm(cm_rma_t *rma, bool armed)
+{
+    if (armed) {
+        __atomic_fetch_sub(&rma->wait_self->armed, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+/* Does UCX carry pe's messages over shared memory? buf: the transport. (cm_rma_ucx.c) */
+CM_RMA_INTERNAL bool cm_rma_peer_am_shm(cm_rma_t *rma, int pe, char *buf, size_t len);
 
 /* Does ucp_worker_fence order every operation issued to pe? (cm_rma_ucx.c) */
 bool cm_rma_ucx_fence_orders(cm_rma_t *rma, int pe);

@@ -140,6 +140,10 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
     if (status != CM_OK) {
         goto err_worker;
     }
+    status = cm_rma_bell_publish(rma);
+    if (status != CM_OK) {
+        goto err_worker;
+    }
     status = cm_heartbeat_publish(rma->boot, &params->heartbeat, &rma->heartbeat);
     if (status != CM_OK) {
         goto err_worker;
@@ -240,6 +244,7 @@ cm_status_t cm_rma_finalize(cm_rma_t *rma)
     /* Every peer passed the last fence (or the job is failing): none waits for us now. */
     cm_heartbeat_stop(rma->heartbeat);
     cm_rma_thread_stop(rma);
+    cm_rma_bell_stop(rma);
     for (int i = rma->nsegs - 1; i >= 0; i--) {
         cm_rma_seg_free(rma, rma->segs[i]);
     }
@@ -332,6 +337,37 @@ bool cm_rma_peer_tcp_only(cm_rma_t *rma, int pe, char *buf, size_t len)
         }
     }
     return true;
+}
+
+bool cm_rma_peer_am_shm(cm_rma_t *rma, int pe, char *buf, size_t len)
+{
+    /* UCX's shared-memory FIFOs ("mm"): the transports that wake a receiver through its
+       abstract socket (cm_rma_bell.c). */
+    static const char *const mm_tl[] = {"posix/", "sysv/", "xpmem/"};
+    char *text = cm_rma_ep_info(rma, pe), *line, *save = NULL, *tl;
+    bool shm = false;
+
+    buf[0] = '\0';
+    if (text == NULL) {
+        return false;
+    }
+    for (line = strtok_r(text, "\n", &save); line != NULL && !shm;
+         line = strtok_r(NULL, "\n", &save)) {
+        bool am_role = strstr(line, " am ") != NULL || strstr(line, " am_bw#") != NULL ||
+                       (strlen(line) >= 3 && strcmp(line + strlen(line) - 3, " am") == 0);
+
+        if (!am_role || (tl = cm_rma_lane_transport(line)) == NULL) {
+            continue;
+        }
+        for (size_t i = 0; i < sizeof(mm_tl) / sizeof(mm_tl[0]); i++) {
+            if (strncmp(tl, mm_tl[i], strlen(mm_tl[i])) == 0) {
+                snprintf(buf, len, "%s", tl);
+                shm = true;
+            }
+        }
+    }
+    free(text);
+    return shm;
 }
 
 /*

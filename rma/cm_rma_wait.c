@@ -98,10 +98,12 @@ static void *cm_rma_progress_main(void *arg)
             idle = 0;
             continue;
         }
+        bool armed = cm_rma_bell_arm(rma);
         st = ucp_worker_arm(rma->worker);
         if (st == UCS_ERR_BUSY) {
             /* Events to drain, or a queued send waiting for room at a peer:
                keep progressing, but leave the core to that peer. */
+            cm_rma_bell_disarm(rma, armed);
             cm_rma_idle(&idle);
             continue;
         }
@@ -110,7 +112,8 @@ static void *cm_rma_progress_main(void *arg)
             break;
         }
         idle = 0;
-        int n = epoll_wait(ep_fd, events, 2, -1);
+        int n = epoll_wait(ep_fd, events, 2, rma->poll_ns ? (int)(rma->poll_ns / 1000000) : -1);
+        cm_rma_bell_disarm(rma, armed);
         if (n < 0 && errno != EINTR) {
             cm_error("progress thread: epoll_wait: %s", strerror(errno));
             break;
@@ -236,7 +239,8 @@ cm_status_t cm_rma_wait_setup(cm_rma_t *rma, void *word, int local_procs)
 {
     char why[192];
     const char *obstacle;
-    int cpus = cm_rma_online_cpus();
+    int cpus = cm_rma_online_cpus(), shm_procs = 1;
+    cm_status_t status;
 
     if (((uintptr_t)word & 7) != 0 || cm_rma_ptr(rma, rma->rank, word) == NULL) {
         cm_error("wait word %p: not an aligned word of a mapped segment", word);
@@ -251,8 +255,25 @@ cm_status_t cm_rma_wait_setup(cm_rma_t *rma, void *word, int local_procs)
         rma->wait_peer[pe] = cm_rma_ptr(rma, pe, word);
     }
     rma->wait_self = word;
+    if (rma->nprocs == 1) {
+        return CM_OK;
+    }
+    status = cm_rma_bell_plan(rma);
+    if (status != CM_OK) {
+        return status;
+    }
+    /* Who shares this machine's cores follows the transport too: peers UCX reaches through
+       shared memory run here whatever the launcher calls their host. */
+    for (int pe = 0; pe < rma->nprocs; pe++) {
+        shm_procs += pe != rma->rank && rma->shm_peer[pe];
+    }
+    if (shm_procs > local_procs) {
+        cm_debug("the launcher puts %d processes on this node; UCX reaches %d through shared "
+                 "memory: waits count %d", local_procs, shm_procs, shm_procs);
+        local_procs = shm_procs;
+    }
 
-    if (rma->wait_mode == CM_RMA_WAIT_SPIN || rma->nprocs == 1) {
+    if (rma->wait_mode == CM_RMA_WAIT_SPIN) {
         return CM_OK;
     }
     if (rma->wait_mode == CM_RMA_WAIT_AUTO && local_procs <= cpus) {
@@ -270,7 +291,7 @@ cm_status_t cm_rma_wait_setup(cm_rma_t *rma, void *word, int local_procs)
         return CM_OK;
     }
     if (!rma->thread_running) {
-        cm_status_t status = cm_rma_thread_start(rma);
+        status = cm_rma_thread_start(rma);
         if (status != CM_OK) {
             return status;
         }
@@ -331,19 +352,25 @@ static void cm_rma_block_events(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *ar
     cm_rma_waitword_t *w = rma->wait_self;
     struct pollfd pfd[2] = {{.fd = rma->worker_fd, .events = POLLIN},
                             {.fd = rma->self_fd, .events = POLLIN}};
+    int timeout_ms = (int)((rma->poll_ns ? rma->poll_ns : CM_RMA_BLOCK_BACKSTOP_NS) / 1000000);
     uint64_t drained;
+    bool armed;
 
     /* The progress thread may be inside a progress call it began just before this thread
      * took the worker back: an event it consumed raises nothing more on the worker's fd, so
      * it wakes us through self_fd when its handler is done (cm_rma_wake_self). */
     __atomic_store_n(&w->sleeping, CM_RMA_SLEEP_EVENTS, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    armed = cm_rma_bell_arm(rma);
     if (ucp_worker_arm(rma->worker) == UCS_OK && !ready(arg)) {
         atomic_fetch_add_explicit(&rma->wait_blocks, 1, memory_order_relaxed);
-        if (poll(pfd, 2, (int)(CM_RMA_BLOCK_BACKSTOP_NS / 1000000)) == 0 && ready(arg)) {
+        /* Where some peer cannot wake us (rma->poll_ns), finding the condition true after a
+           timeout is the plan, not a missed wake-up. */
+        if (poll(pfd, 2, timeout_ms) == 0 && rma->poll_ns == 0 && ready(arg)) {
             cm_rma_wake_missed(rma);
         }
     }
+    cm_rma_bell_disarm(rma, armed);
     __atomic_store_n(&w->sleeping, 0, __ATOMIC_RELAXED);
     if (read(rma->self_fd, &drained, sizeof(drained)) < 0) {
         /* EAGAIN: nobody wrote */

@@ -10,10 +10,11 @@
 # nodes. A sleeping process holds each host's namespaces; `nsenter -t` enters them. mpirun
 # starts the other host's daemon through an rsh agent that enters that host, as ssh would.
 #
-#   cluster_up [shared]         make the hosts (skips the test, saying why, where it cannot);
-#                               shared: each host its own network and hostname, but the same
-#                               IPC and /dev/shm: the launcher sees two nodes, UCX one machine
-#                               (containers on one machine that share /dev/shm)
+#   cluster_up [MODE]           make the hosts (skips the test, saying why, where it cannot);
+#                               MODE (netns.sh): own (default); shared: each host its own network
+#                               and hostname, but the same IPC and /dev/shm: the launcher sees
+#                               two nodes, UCX one machine (containers on one machine that share
+#                               /dev/shm); kernel: the same with one hostname
 #   cluster_run N,M [VAR=value...] CMD...   cmrun -n N+M --hosts ... CMD from host a (expect_ok)
 #   cluster_fail N,M [VAR=value...] CMD...  the same, the job must fail
 #   $(cluster_on a|b) CMD...    CMD inside one host

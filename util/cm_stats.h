@@ -71,6 +71,7 @@
     _(bytes_got,          "bytes got") \
     _(wait_blocks,        "waits that slept until woken (CM_WAIT)") \
     _(wait_missed,        "sleeps that outlasted a change of their word (never expected)") \
+    _(wake_bells,         "doorbells rung: messages to peers their transport could not wake (shared memory across network namespaces)") \
     _(peak_rss_bytes,     "the process's peak resident memory (getrusage): its data, the program and the runtime's metadata") \
     _(intervals,          "TreadMarks: intervals created here") \
     _(twins,              "TreadMarks: twins made") \

@@ -13,10 +13,13 @@
 # sees two nodes. A sleeping process holds each host's namespaces; `nsenter -t` enters them.
 # mpirun starts the other host's daemon through an rsh agent that enters that host, as ssh would.
 #
-#   netns_up [shared]   make the hosts; 0, or with the reason in $netns_why: 1 where this
-#                       machine cannot (no root, no namespaces), 2 where it broke on the way
-#                       shared: each host its own network and hostname, but the same IPC and
-#                       /dev/shm (the launcher sees two nodes, UCX one machine)
+#   netns_up [MODE]     make the hosts; 0, or with the reason in $netns_why: 1 where this
+#                       machine cannot (no root, no namespaces), 2 where it broke on the way.
+#                       MODE own (default): each host its own network, hostname, IPC, /dev/shm;
+#                       shared: its own network and hostname, but the same IPC and /dev/shm
+#                       (the launcher sees two nodes, UCX one machine); kernel: only its own
+#                       network (and mount, for its /sys): namespaces of one kernel with one
+#                       hostname, as containers that share the host's IPC can look
 #   netns_down          remove them (also what netns_up leaves behind when it fails)
 #   $(netns_on a|b) CMD...   CMD inside one host
 #   $netns_hosts        the cmrun host list for N,M processes: netns_hostlist N M
@@ -37,7 +40,7 @@ netns_down() {
         ip netns del "$netns_tag$h" 2>/dev/null
     done
     netns_pid=()
-    [ -n "$netns_dir" ] && rm -rf "$netns_dir"
+    [ -n "$netns_dir" ] && rm -rf "$netns_dir" && unset CM_LAUNCHER CM_LAUNCHER_ARGS
     netns_dir=
 }
 
@@ -49,8 +52,13 @@ netns_fail() {
 }
 
 netns_up() {
-    local h c err own ns=(--uts --ipc --mount)
-    [ "${1:-}" = shared ] && ns=(--uts --mount)
+    local h c err own ns=(--uts --ipc --mount) mode=${1:-own}
+    case $mode in
+        own) ;;
+        shared) ns=(--uts --mount) ;;
+        kernel) ns=(--mount) ;;
+        *) netns_why="netns_up: unknown mode $mode"; return 2 ;;
+    esac
     [ "$(id -u)" = 0 ] || { netns_why="needs root to create the hosts' namespaces"; return 1; }
     for c in ip nsenter unshare mpirun; do
         command -v $c >/dev/null 2>&1 ||
@@ -62,11 +70,12 @@ netns_up() {
     for h in a b; do
         ip netns add "$netns_tag$h" 2>"$err" ||
             { netns_fail "cannot create a network namespace: $(head -1 "$err")"; return 1; }
-        own="mount -t sysfs sysfs /sys && hostname $netns_tag-$h"
+        own="mount -t sysfs sysfs /sys"
+        [ "$mode" = kernel ] || own="$own && hostname $netns_tag-$h"
         # Host a is where the job is launched from, as a login node: it shares /tmp with the
         # scripts that drive it (their results directories). Host b's /tmp is its own.
         [ "$h" = b ] && own="mount -t tmpfs -o size=1g tmpfs /tmp && $own"
-        [ "${1:-}" = shared ] || own="mount -t tmpfs -o size=2g tmpfs /dev/shm && $own"
+        if [ "$mode" = own ]; then own="mount -t tmpfs -o size=2g tmpfs /dev/shm && $own"; fi
         nsenter --net="/run/netns/$netns_tag$h" unshare "${ns[@]}" --propagation private \
             sh -c "$own && touch $netns_dir/up.$h && exec sleep 100000" 2>"$err.$h" &
         netns_pid[$h]=$!

@@ -172,6 +172,10 @@ throttle; build wake-futex wake.pml &
 throttle; build wake-seq-late wake.pml -DSEQ_LATE &
 throttle; build wake-events wake.pml -DEVENTS &
 throttle; build wake-no-self-fd wake.pml -DEVENTS -DNO_SELF_FD &
+throttle; build wake-bell wake.pml -DBELL &
+throttle; build wake-bell-look-first wake.pml -DBELL -DLOOK_FIRST &
+throttle; build wake-bell-arm-first wake.pml -DBELL -DARM_FIRST &
+throttle; build wake-bell-seen-late wake.pml -DBELL -DSEEN_LATE &
 wait
 mechs="mech-line mech-mapped mech-offload mech-line-offload refetch-small"
 [ "$full" = 1 ] && mechs="$mechs refetch-safe refetch-two"
@@ -224,6 +228,10 @@ check wake-futex wake-futex pass
 check wake-seq-late wake-seq-late "fail:invalid end state"
 check wake-events wake-events pass
 check wake-no-self-fd wake-no-self-fd "fail:invalid end state"   # the first version
+check wake-bell wake-bell pass
+check wake-bell-look-first wake-bell-look-first "fail:invalid end state"
+check wake-bell-arm-first wake-bell-arm-first "fail:invalid end state"
+check wake-bell-seen-late wake-bell-seen-late "fail:invalid end state"
 for p in 1 2 3 4 5 6 7; do
     check "tmk-probe-$p" tmk "$(reached $p)" $p
 done

@@ -19,6 +19,17 @@
  * The thread, after its handler, wakes a sleeper through the waiter's eventfd.
  * -DNO_SELF_FD leaves that out (the first version): the event the thread took
  * raises nothing more on the worker's fd, and the waiter sleeps forever.
+ *
+ * BELL (-DBELL): a peer whose transport cannot raise our worker's fd (shared memory across
+ * network namespaces: UCX's signal to our abstract socket fails) rings our doorbell instead
+ * (rma/cm_rma_bell.c). Two messages; the sleeper (the progress thread) takes what is in its
+ * FIFO, else raises `armed`, arms (refused while the FIFO holds a message or the fd is
+ * raised) and sleeps on the fd. The sender writes a message into the FIFO, then looks at
+ * `armed` and, if raised, bumps the bell. The bell's thread waits on the bell (a futex: it
+ * sleeps only while the bell still has the value it saw), reads the bell again, then raises
+ * the fd (ucp_worker_signal). -DLOOK_FIRST: the sender looks before writing; -DARM_FIRST: the
+ * sleeper arms before raising `armed`; -DSEEN_LATE: the bell's thread reads the bell after
+ * raising the fd, absorbing a ring that came in between. Each leaves a message unserved.
  */
 bit word = 0;      /* FUTEX: the waited word; EVENTS: the handler's effect (ready) */
 byte seq = 0;      /* futex word */
@@ -27,7 +38,68 @@ bit asleep = 0;    /* in futex_wait / poll */
 bit pending = 0;   /* EVENTS: an event not yet taken from the worker */
 bit selffd = 0;    /* EVENTS: the waiter's eventfd */
 
-#ifndef EVENTS
+#ifdef BELL
+byte fifo = 0;   /* messages in the sleeper's FIFO */
+byte served = 0;
+bit armed = 0;   /* the sleeper's `armed` count (one sleeper) */
+byte bell = 0;   /* the doorbell's futex word */
+bit fd = 0;      /* the worker's event fd, raised by ucp_worker_signal */
+
+active proctype sender()
+{
+    byte k;
+    for (k : 1 .. 2) {
+#ifdef LOOK_FIRST
+        if
+        :: armed -> fifo++; bell++
+        :: else -> fifo++
+        fi
+#else
+        fifo++;   /* the message is in the peer's FIFO (UCX's signal to it fails) */
+        if
+        :: armed -> bell++   /* FUTEX_WAKE wakes the bell's thread if it sleeps on the old value */
+        :: else -> skip
+        fi
+#endif
+    }
+}
+
+active proctype belltd()
+{
+    byte seen = 0;   /* read before `armed` can be raised (cm_rma_bell_plan) */
+end:
+    do
+    :: bell != seen ->   /* futex_wait(bell, seen) returns once the bell moved */
+#ifdef SEEN_LATE
+        fd = 1; seen = bell
+#else
+        seen = bell; fd = 1
+#endif
+    od
+}
+
+active proctype sleeper()
+{
+    do
+    :: served == 2 -> break
+    :: fifo > 0 -> fifo--; served++   /* ucp_worker_progress */
+    :: else ->
+#ifdef ARM_FIRST
+        if
+        :: fifo > 0 || fd -> fd = 0; armed = 1   /* ucp_worker_arm refuses */
+        :: else -> armed = 1; (fd == 1); fd = 0  /* epoll_wait on the worker's fd */
+        fi;
+#else
+        armed = 1;
+        if
+        :: fifo > 0 || fd -> fd = 0             /* ucp_worker_arm refuses (and drains) */
+        :: else -> (fd == 1); fd = 0            /* epoll_wait on the worker's fd */
+        fi;
+#endif
+        armed = 0
+    od
+}
+#elif !defined(EVENTS)
 active proctype waker()
 {
     word = 1;

@@ -10,9 +10,9 @@
 #   - the variants that map peers' memory (NH) are refused in one line naming the peers on the
 #     other host, within seconds;
 #   - the nine apps at test size verify at 2 hosts x 2 under every setting that runs;
-#   - one stress round across the hosts (stress.sh --transports hosts, time-bounded);
-#   - hosts that share /dev/shm and IPC (the launcher sees two nodes, UCX one machine):
-#     TreadMarks and Cashmere pass every litmus case there.
+#   - one stress round across the hosts (stress.sh --transports hosts, time-bounded).
+# Hosts that share /dev/shm and IPC (the launcher sees two nodes, UCX one machine):
+# test_onekernel.sh.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/cluster.sh"
 cluster_up
@@ -79,17 +79,4 @@ CMT_STRESS_HOSTS="$CLUSTER_IPA $CLUSTER_IPB" CMT_STRESS_PREFIX="$(cluster_on a)"
     "$BASH" "$top_srcdir/tests/mp/stress.sh" --transports hosts --procs 4 --rounds 1 \
     --budget 90 "${seed[@]}" || fail "the stress round across hosts"
 
-# Hosts that share /dev/shm and IPC (containers on one machine): the launcher sees two nodes,
-# UCX one machine. TreadMarks at 2 x 2 once hung here every time (litmus: "flag never reached 2").
-cluster_down
-cluster_up shared
-stats="$cluster_dir/stats.json"
-note "hosts sharing /dev/shm: what the launcher and UCX each see"
-two_hosts
-grep -o '"transports": "[^"]*"' "$stats" | sort | uniq -c | sed 's/^/  /'
-for setting in "${settings[@]:0:3}"; do
-    note "litmus, hosts sharing /dev/shm, 2 + 2, $setting"
-    cluster_run 2,2 $setting "$MP/mp_litmus" all --iters 20 --seed 7
-    expect_out "^litmus all: OK$"
-done
 echo "PASS"

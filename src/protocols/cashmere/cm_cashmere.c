@@ -560,6 +560,7 @@ static void cm_cm_stats(cm_stats_t *s)
     s->bytes_got          = r.bytes_got;
     s->wait_blocks        = r.wait_blocks;
     s->wait_missed        = r.wait_missed;
+    s->wake_bells         = r.wake_bells;
     s->msgs               = r.am_sent; /* write-through batches and their acknowledgements */
     s->msg_bytes          = r.am_bytes_sent;
     if (cm_cm.write->ops->stats != NULL) {

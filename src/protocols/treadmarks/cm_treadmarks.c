@@ -77,6 +77,7 @@ static void tm_stats(cm_stats_t *s)
     s->bytes_got = r.bytes_got;
     s->wait_blocks = r.wait_blocks;
     s->wait_missed = r.wait_missed;
+    s->wake_bells  = r.wake_bells;
 }
 
 static void tm_stats_reset(void)
