@@ -61,6 +61,8 @@ void cm_compat_cond_wait(int held, int seq_lock, volatile uint64_t *seq)
         cm_lock_release(seq_lock);
     }
     cm_lock_release(held);
+    cm_region_wait_begin("a signal of the condition variable at %x (word of lock %b)",
+                         (uint64_t)(uintptr_t)seq, (uint64_t)seq_lock);
     for (;;) {
         cm_lock_acquire(seq_lock);
         if (cm_compat_load(seq) != seen) {
@@ -69,6 +71,7 @@ void cm_compat_cond_wait(int held, int seq_lock, volatile uint64_t *seq)
         cm_lock_release(seq_lock);
         sched_yield();
     }
+    cm_region_wait_end();
     if (seq_lock != held) {
         cm_lock_release(seq_lock);
         cm_lock_acquire(held);

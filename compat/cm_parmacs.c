@@ -315,12 +315,15 @@ void cm_parmacs_pause_wait(volatile long *flag)
 {
     int lock = cm_compat_word_lock(flag);
 
+    cm_region_wait_begin("the PARMACS pause flag at %x (word of lock %b)",
+                         (uint64_t)(uintptr_t)flag, (uint64_t)lock);
     for (;;) {
         long v;
         cm_lock_acquire(lock);
         v = (long)cm_compat_load(flag);
         cm_lock_release(lock);
         if (v) {
+            cm_region_wait_end();
             return;
         }
         sched_yield();

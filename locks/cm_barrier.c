@@ -25,7 +25,9 @@ cm_status_t cm_barrier_wait(cm_barrier_t *b)
         if (status != CM_OK) {
             return status;
         }
-        cm_rma_wait_u64(b->rma, flag, CM_CMP_GE, epoch);
+        cm_rma_wait_u64(b->rma, flag, CM_CMP_GE, epoch,
+                        CM_RMA_WHY("round %b of barrier %a", NULL, epoch, (uint64_t)k,
+                                   (me - dist + n) % n));
     }
     return CM_OK;
 }

@@ -33,7 +33,9 @@ cm_status_t cm_mcs_acquire_data(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_
         /* Link behind the predecessor (its node for this lock is at the same address). */
         CM_CHECK(cm_rma_put_u64_nbi(rma, (int)pred - 1, (uint64_t *)&qnode->next, me));
         CM_CHECK(cm_rma_flush(rma, (int)pred - 1));
-        cm_rma_wait_u64(rma, &qnode->locked, CM_CMP_EQ, 0);
+        cm_rma_wait_u64(rma, &qnode->locked, CM_CMP_EQ, 0,
+                        CM_RMA_WHY("the hand-off from rank %a, ahead in the queue", NULL,
+                                   pred - 1, 0, (int)pred - 1));
         if (len > 0) {
             /* Handed over with the lock: what the home held was stale. */
             memcpy(dst, handoff, len);
@@ -67,7 +69,9 @@ cm_status_t cm_mcs_release(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode
             return CM_OK; /* nobody waiting: the lock is free */
         }
         /* Someone swapped in behind us and is about to link itself. */
-        cm_rma_wait_u64(rma, &qnode->next, CM_CMP_NE, 0);
+        cm_rma_wait_u64(rma, &qnode->next, CM_CMP_NE, 0,
+                        CM_RMA_WHY("the link of the next process in the queue (at home rank "
+                                   "%a)", NULL, (uint64_t)home, 0, -1));
         succ = qnode->next;
     }
     cm_assert(succ >= 1 && (int)succ <= cm_rma_nprocs(rma) && succ != me);

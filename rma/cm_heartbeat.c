@@ -183,6 +183,15 @@ err_free:
     return status;
 }
 
+uint64_t cm_heartbeat_heard_ns(const cm_heartbeat_t *w, int rank)
+{
+    if (w == NULL || w->heard == NULL || rank < 0 || rank >= w->nprocs ||
+        !__atomic_load_n(&w->ever[rank], __ATOMIC_RELAXED)) {
+        return 0;
+    }
+    return __atomic_load_n(&w->heard[rank], __ATOMIC_RELAXED);
+}
+
 /* "rank 3", "ranks 2-5, 9": the ranks of host among the lost, in w's order. */
 static void cm_heartbeat_ranks_on(const cm_heartbeat_t *w, const bool *lost, const char *host,
                                   char *buf, size_t len)

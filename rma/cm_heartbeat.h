@@ -46,6 +46,9 @@ cm_status_t cm_heartbeat_start(cm_heartbeat_t *w);
  * process is leaving (they no longer expect it), stops the thread and frees. NULL: nothing. */
 void cm_heartbeat_stop(cm_heartbeat_t *w);
 
+/* When the last datagram from rank came (cm_time_ns), or 0: none yet, or w is NULL. Any thread. */
+uint64_t cm_heartbeat_heard_ns(const cm_heartbeat_t *w, int rank);
+
 /* The transport found rank gone (what: the operation and UCX's word for it): one line naming
  * it and its host, then as for a silent peer (lost(), exit status 1). w may be NULL. */
 __attribute__((noreturn)) void cm_heartbeat_lost_peer(cm_heartbeat_t *w, int rank,

@@ -50,7 +50,33 @@ typedef struct {
     cm_rma_wait_t     wait;         /* CM_WAIT */
     uint64_t           wait_spin_ns; /* CM_WAIT_SPIN */
     cm_heartbeat_params_t heartbeat;  /* CM_PEER_TIMEOUT: see cm_heartbeat.h */
+    uint64_t           stuck_ns;     /* CM_STUCK_REPORT: see cm_rma_why_t; 0: off */
 } cm_rma_params_t;
+
+/*
+ * What a wait waits for, for the line a stuck wait prints (CM_STUCK_REPORT) and the report
+ * every rank prints at cmrun's --timeout. `what` is a constant; in it "%s" stands for name,
+ * "%a" and "%b" for the numbers, "%x" for the first in hexadecimal; nothing else is a
+ * conversion. peer: the rank whose action ends the wait, or -1 (several, or none). Nothing
+ * is formatted unless a report is printed.
+ */
+typedef struct {
+    const char *what;
+    const char *name;
+    uint64_t    a, b;
+    int         peer;
+} cm_rma_why_t;
+
+/* A description in place: CM_RMA_WHY("the grant of lock %a", NULL, id, 0, manager). */
+#define CM_RMA_WHY(what, name, a, b, peer) (&(const cm_rma_why_t){(what), (name), (a), (b), (peer)})
+
+/*
+ * Around a stretch of this thread that waits, or may (an API call, a page fault): pushed
+ * frames nest; the outermost one's age is the wait's age, the innermost one says what is
+ * missing now. The waits of this layer push their own (the why they are given).
+ */
+void cm_rma_why_push(cm_rma_t *rma, const cm_rma_why_t *why);
+void cm_rma_why_pop(cm_rma_t *rma);
 
 /* Counters of this process's operations (issued by it). */
 typedef struct {
@@ -274,7 +300,8 @@ unsigned cm_rma_progress(cm_rma_t *rma);
  * waits block (cm_rma_wait_setup) sleeps until a peer's put or an event of
  * the worker wakes it.
  */
-void cm_rma_wait_u64(cm_rma_t *rma, volatile uint64_t *addr, cm_rma_cmp_t cmp, uint64_t value);
+void cm_rma_wait_u64(cm_rma_t *rma, volatile uint64_t *addr, cm_rma_cmp_t cmp, uint64_t value,
+                     const cm_rma_why_t *why);
 
 /*
  * The same for any condition: ready() is called again after every event and
@@ -283,7 +310,8 @@ void cm_rma_wait_u64(cm_rma_t *rma, volatile uint64_t *addr, cm_rma_cmp_t cmp, u
  * message), or a blocked wait would not be woken.
  */
 typedef bool (*cm_rma_ready_fn_t)(void *arg);
-void cm_rma_wait_until(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg);
+void cm_rma_wait_until(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg,
+                       const cm_rma_why_t *why);
 
 /*
  * Collective, after the segment holding word is mapped: word is 8 zeroed
@@ -297,7 +325,8 @@ void cm_rma_wait_until(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg);
  * For a condition only handlers of worker events (active messages) change:
  * this thread keeps progressing the worker and sleeps on its event fd.
  */
-void cm_rma_wait_events(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg);
+void cm_rma_wait_events(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg,
+                        const cm_rma_why_t *why);
 
 cm_status_t cm_rma_wait_setup(cm_rma_t *rma, void *word, int local_procs);
 
@@ -319,7 +348,9 @@ void cm_rma_stats_since(cm_rma_stats_t *stats, const cm_rma_stats_t *base);
 #define CM_RMA_AM_MAX_ID 32
 typedef void (*cm_rma_am_handler_t)(void *arg, int src, const void *data, size_t len);
 
-cm_status_t cm_rma_am_set_handler(cm_rma_t *rma, unsigned id, cm_rma_am_handler_t fn, void *arg);
+/* name: what a message of this id is ("a lock grant"), for stuck-wait reports; may be NULL. */
+cm_status_t cm_rma_am_set_handler(cm_rma_t *rma, unsigned id, cm_rma_am_handler_t fn, void *arg,
+                                  const char *name);
 /* Sends and returns when data may be reused. Not from a handler. */
 cm_status_t cm_rma_am_send(cm_rma_t *rma, int pe, unsigned id, const void *data, size_t len);
 /* Copies data and returns at once; completes in the background. Handlers may use it. */

@@ -40,6 +40,10 @@ static ucs_status_t cm_rma_am_recv(void *arg, const void *header, size_t header_
         return UCS_OK;
     }
     atomic_fetch_add_explicit(&am->rma->am_received, 1, memory_order_relaxed);
+    /* What a stuck wait reports as the sender's last word. */
+    atomic_store_explicit(&am->rma->am_last_id[hdr.src], (unsigned)(am - am->rma->am),
+                          memory_order_relaxed);
+    atomic_store_explicit(&am->rma->am_last_ns[hdr.src], cm_time_ns(), memory_order_relaxed);
     if ((uintptr_t)data % 8 != 0) {
         /* Handlers read their words in place: a copy where UCX left the message unaligned
          * (TCP does), rather than a misaligned load in every handler. */
@@ -57,7 +61,8 @@ static ucs_status_t cm_rma_am_recv(void *arg, const void *header, size_t header_
     return UCS_OK;
 }
 
-cm_status_t cm_rma_am_set_handler(cm_rma_t *rma, unsigned id, cm_rma_am_handler_t fn, void *arg)
+cm_status_t cm_rma_am_set_handler(cm_rma_t *rma, unsigned id, cm_rma_am_handler_t fn, void *arg,
+                                  const char *name)
 {
     ucp_am_handler_param_t hp = {0};
     ucs_status_t st;
@@ -68,6 +73,7 @@ cm_status_t cm_rma_am_set_handler(cm_rma_t *rma, unsigned id, cm_rma_am_handler_
     rma->am[id].rma = rma;
     rma->am[id].fn  = fn;
     rma->am[id].arg = arg;
+    rma->am[id].name = name;
     hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                     UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
     hp.id         = id;

@@ -15,6 +15,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 
 /*
@@ -40,6 +41,28 @@ enum { CM_RMA_SLEEP_NONE, CM_RMA_SLEEP_FUTEX, CM_RMA_SLEEP_EVENTS };
 /* Counters of operations: several threads may issue them (the application's, an offload
  * thread's), so they are added atomically. */
 #define CM_RMA_COUNT(field, n) __atomic_fetch_add(&(field), (n), __ATOMIC_RELAXED)
+
+/* A thread's stack of waits (cm_rma_watch.c). */
+#define CM_RMA_WHY_DEPTH 6
+#define CM_RMA_WAITERS   4            /* threads watched: the application's, an offload thread */
+#define CM_RMA_WATCH_STOP (1ull << 40) /* eventfd value that stops the watcher */
+#define CM_RMA_REPORT_SIGNAL SIGUSR2   /* cmrun --timeout: every rank reports its wait */
+
+typedef struct {
+    cm_rma_why_t why;
+    uint64_t     since;  /* cm_time_ns */
+} cm_rma_frame_t;
+
+typedef struct {
+    struct cm_rma  *rma;
+    int            tid;
+    bool           app;       /* the thread that called cm_init */
+    uint32_t       seq;       /* odd while a frame is being written */
+    unsigned       depth;     /* may exceed CM_RMA_WHY_DEPTH: deeper frames are not kept */
+    uint64_t       left;      /* when the outermost wait last ended */
+    cm_rma_frame_t frames[CM_RMA_WHY_DEPTH];
+    uint64_t       stuck_since, stuck_next; /* the watcher's own: the wait it reported */
+} cm_rma_waiter_t;
 
 #define CM_RMA_MAX_SEGS 8
 /* Operands of non-blocking operations: UCX may read them after the call returns. */
@@ -104,6 +127,17 @@ struct cm_rma {
     uint64_t           poll_ns;       /* sleeps on the worker look again this often (0: never) */
     atomic_uint_fast64_t bell_rings;
 
+    /* Stuck waits (cm_rma_watch.c). */
+    uint64_t           stuck_ns;      /* CM_STUCK_REPORT; 0: no reports but cmrun's */
+    int                app_tid;
+    int                watch_fd;      /* eventfd: report now, or stop */
+    bool               watch_running;
+    pthread_t          watch_thread;
+    atomic_uint        nwaiters;
+    cm_rma_waiter_t    waiters[CM_RMA_WAITERS];
+    _Atomic uint64_t   *am_last_ns;   /* per pe: when its last active message came (or 0) */
+    atomic_uint        *am_last_id;   /* ... and its id */
+
     cm_rma_delay_t     delay;
     uint64_t           *pending_ns; /* per pe: completion time of injected delays of *_nbi ops */
     uint64_t           pending_all_ns;
@@ -115,6 +149,7 @@ struct cm_rma {
         cm_rma_t            *rma;
         cm_rma_am_handler_t fn;
         void                *arg;
+        const char          *name;  /* "a lock grant": in stuck-wait reports */
     } am[CM_RMA_AM_MAX_ID];
     bool               strong_fence;   /* ucp_worker_fence does not order every peer's operations:
                                           complete them before the next UCX operation too */
@@ -314,6 +349,12 @@ static inline void cm_rma_wake_peer(cm_rma_t *rma, int pe)
         cm_rma_wake(w);
     }
 }
+
+/* ---- stuck waits (cm_rma_watch.c) ----------------------------------------- */
+
+/* At init: the setting (0: none), and the thread and signal handler that report. */
+CM_RMA_INTERNAL cm_status_t cm_rma_watch_start(cm_rma_t *rma, uint64_t stuck_ns);
+CM_RMA_INTERNAL void cm_rma_watch_stop(cm_rma_t *rma);
 
 /* ---- doorbells (cm_rma_bell.c) ------------------------------------------- */
 

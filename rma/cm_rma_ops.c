@@ -30,6 +30,7 @@ cm_status_t cm_rma_req_wait(cm_rma_t *rma, ucs_status_ptr_t req, const char *op,
         st = UCS_PTR_STATUS(req);
         goto err;
     }
+    cm_rma_why_push(rma, CM_RMA_WHY("the completion of %s", op, 0, 0, pe));
     cm_rma_poll_begin(rma);
     while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
         if (ucp_worker_progress(rma->worker) != 0) {
@@ -39,6 +40,7 @@ cm_status_t cm_rma_req_wait(cm_rma_t *rma, ucs_status_ptr_t req, const char *op,
         }
     }
     cm_rma_poll_end(rma);
+    cm_rma_why_pop(rma);
     ucp_request_free(req);
     if (st == UCS_OK) {
         return CM_OK;

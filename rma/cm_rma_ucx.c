@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 void cm_rma_poll_enter(cm_rma_t *rma)
@@ -43,10 +44,13 @@ cm_status_t cm_rma_boot_sync(cm_rma_t *rma, bool exchange)
 {
     cm_status_t status;
 
+    cm_rma_why_push(rma, CM_RMA_WHY("every rank at a fence of the job through the process "
+                                    "manager (PMIx)", NULL, 0, 0, -1));
     cm_rma_poll_begin(rma);
     status = exchange ? cm_boot_exchange(rma->boot, cm_rma_progress_cb, rma)
                       : cm_boot_fence(rma->boot, cm_rma_progress_cb, rma);
     cm_rma_poll_end(rma);
+    cm_rma_why_pop(rma);
     return status;
 }
 
@@ -82,7 +86,12 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
     rma->eps        = calloc((size_t)rma->nprocs, sizeof(*rma->eps));
     rma->pending_ns = calloc((size_t)rma->nprocs, sizeof(*rma->pending_ns));
     rma->shm_peer   = calloc((size_t)rma->nprocs, sizeof(*rma->shm_peer));
-    if (rma->eps == NULL || rma->pending_ns == NULL || rma->shm_peer == NULL) {
+    rma->am_last_ns = calloc((size_t)rma->nprocs, sizeof(*rma->am_last_ns));
+    rma->am_last_id = calloc((size_t)rma->nprocs, sizeof(*rma->am_last_id));
+    rma->watch_fd   = -1;
+    rma->app_tid    = (int)syscall(SYS_gettid); /* the thread of cm_init: "the application" */
+    if (rma->eps == NULL || rma->pending_ns == NULL || rma->shm_peer == NULL ||
+        rma->am_last_ns == NULL || rma->am_last_id == NULL) {
         cm_error("rma: out of memory");
         status = CM_ERR_NO_MEMORY;
         goto err_free;
@@ -144,6 +153,11 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
     if (status != CM_OK) {
         goto err_worker;
     }
+    /* Before the first fence of the job: a rank that never comes is a stuck wait too. */
+    status = cm_rma_watch_start(rma, params->stuck_ns);
+    if (status != CM_OK) {
+        goto err_worker;
+    }
     status = cm_heartbeat_publish(rma->boot, &params->heartbeat, &rma->heartbeat);
     if (status != CM_OK) {
         goto err_worker;
@@ -195,10 +209,13 @@ err_eps:
 err_heartbeat:
     cm_heartbeat_stop(rma->heartbeat);
 err_worker:
+    cm_rma_watch_stop(rma);
     ucp_worker_destroy(rma->worker);
 err_cleanup:
     ucp_cleanup(rma->context);
 err_free:
+    free(rma->am_last_ns);
+    free(rma->am_last_id);
     free(rma->shm_peer);
     free(rma->pending_ns);
     free(rma->eps);
@@ -218,6 +235,8 @@ static void cm_rma_close_eps(cm_rma_t *rma)
         unsigned idle = 0;
 
         if (UCS_PTR_IS_PTR(req)) {
+            cm_rma_why_push(rma, CM_RMA_WHY("the close of the connection to rank %a", NULL,
+                                            (uint64_t)pe, 0, pe));
             cm_rma_poll_begin(rma);
             while (ucp_request_check_status(req) == UCS_INPROGRESS) {
                 if (ucp_worker_progress(rma->worker) == 0) {
@@ -225,6 +244,7 @@ static void cm_rma_close_eps(cm_rma_t *rma)
                 }
             }
             cm_rma_poll_end(rma);
+            cm_rma_why_pop(rma);
             ucp_request_free(req);
         }
         rma->eps[pe] = NULL;
@@ -242,6 +262,7 @@ cm_status_t cm_rma_finalize(cm_rma_t *rma)
         status = cm_rma_boot_sync(rma, false);
     }
     /* Every peer passed the last fence (or the job is failing): none waits for us now. */
+    cm_rma_watch_stop(rma);
     cm_heartbeat_stop(rma->heartbeat);
     cm_rma_thread_stop(rma);
     cm_rma_bell_stop(rma);
@@ -254,6 +275,8 @@ cm_status_t cm_rma_finalize(cm_rma_t *rma)
         close(rma->self_fd);
     }
     free(rma->wait_peer);
+    free(rma->am_last_ns);
+    free(rma->am_last_id);
     free(rma->shm_peer);
     free(rma->pending_ns);
     free(rma->eps);

@@ -379,11 +379,13 @@ static void cm_rma_block_events(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *ar
 
 /* ---- waits ---------------------------------------------------------------- */
 
-static void cm_rma_wait_loop(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg, bool events)
+static void cm_rma_wait_loop(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg, bool events,
+                             const cm_rma_why_t *why)
 {
     unsigned idle = 0;
     uint64_t since = 0, now;
 
+    cm_rma_why_push(rma, why != NULL ? why : CM_RMA_WHY("a word of this process", NULL, 0, 0, -1));
     cm_rma_poll_begin(rma);
     while (!ready(arg)) {
         if (ucp_worker_progress(rma->worker) != 0) {
@@ -415,16 +417,17 @@ static void cm_rma_wait_loop(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg, 
         since = 0;
     }
     cm_rma_poll_end(rma);
+    cm_rma_why_pop(rma);
 }
 
-void cm_rma_wait_until(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg)
+void cm_rma_wait_until(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg, const cm_rma_why_t *why)
 {
-    cm_rma_wait_loop(rma, ready, arg, false);
+    cm_rma_wait_loop(rma, ready, arg, false, why);
 }
 
-void cm_rma_wait_events(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg)
+void cm_rma_wait_events(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg, const cm_rma_why_t *why)
 {
-    cm_rma_wait_loop(rma, ready, arg, true);
+    cm_rma_wait_loop(rma, ready, arg, true, why);
 }
 
 static inline bool cm_rma_cmp(uint64_t a, cm_rma_cmp_t cmp, uint64_t b)
@@ -452,12 +455,13 @@ static bool cm_rma_word_ready(void *arg)
     return cm_rma_cmp(__atomic_load_n(w->addr, __ATOMIC_ACQUIRE), w->cmp, w->value);
 }
 
-void cm_rma_wait_u64(cm_rma_t *rma, volatile uint64_t *addr, cm_rma_cmp_t cmp, uint64_t value)
+void cm_rma_wait_u64(cm_rma_t *rma, volatile uint64_t *addr, cm_rma_cmp_t cmp, uint64_t value,
+                     const cm_rma_why_t *why)
 {
     cm_rma_word_wait_t w = {addr, cmp, value};
 
     if (cm_rma_word_ready(&w)) {
         return;
     }
-    cm_rma_wait_until(rma, cm_rma_word_ready, &w);
+    cm_rma_wait_until(rma, cm_rma_word_ready, &w, why);
 }

@@ -138,6 +138,13 @@
       "thread of its own, so computing never delays it. Shorter: a lost host ends the job sooner; " \
       "a process stopped longer (a debugger, SIGSTOP) is taken for lost. 0: no heartbeats; a " \
       "lost host then leaves its peers waiting.") \
+    _(stuck_report, STUCK_REPORT, TIME, "60s", NULL, "runtime", \
+      "A wait inside the library (a lock grant or hand-off, a barrier, a page, diff or directory " \
+      "reply, a notice, a fence of the job) that has lasted this long prints one line from the " \
+      "waiting rank: what it waits for, from which rank, since when, and the last message and " \
+      "heartbeat it had from that rank; again at twice the time, four times, ...; the job goes " \
+      "on. 0: no such lines. cmrun --timeout (CM_TIMEOUT) asks every rank for the same line when " \
+      "it ends a job.") \
     _(progress_handoff, PROGRESS_HANDOFF, TIME, "1ms", NULL, "runtime", \
       "While the application thread waits inside the library it serves peers itself and the " \
       "progress thread sleeps; once the application leaves, the thread takes over within this time. " \
@@ -177,7 +184,11 @@
       "the ranks then neither repeat its warnings nor check the memory and files again.") \
     _(run_dir, RUN_DIR, STRING, "", NULL, "cmrun", \
       "Set by cmrun: a directory where each rank on this machine records its pid, and later whether " \
-      "it finished or reported an error, so that cmrun can name a rank that dies without a word and " \
-      "end the job itself when the launcher does not.")
+      "it finished, reported an error or was killed by a fatal signal (with its last words), so " \
+      "that cmrun can say how a rank died and end the job itself when the launcher does not.") \
+    _(timeout, TIMEOUT, TIME, "0", NULL, "cmrun", \
+      "cmrun's time limit for the job (cmrun --timeout): past it every rank prints what it waits " \
+      "for (or that it is not waiting in the library), then cmrun ends the job on every host and " \
+      "exits with status 124. 0: none. Read by cmrun; the ranks only accept it.")
 
 #endif

@@ -11,6 +11,7 @@
 cm_log_level_t cm_log_level = CM_LOG_WARN;
 
 static int cm_log_rank = -2; /* -2: not looked up yet, -1: unknown */
+static char cm_log_last_line[256]; /* the last line written, for a crash report */
 static cm_log_abort_fn_t cm_log_abort_hook;
 static unsigned cm_log_errors; /* error lines this process wrote */
 
@@ -72,6 +73,16 @@ void cm_logv(cm_log_level_t level, const char *fmt, va_list ap)
     if (write(STDERR_FILENO, line, len) < 0) {
         /* nowhere left to report it */
     }
+    /* Racy against a crash handler reading it: a torn line is still a line, and it ends
+     * within the buffer. */
+    len = len - 1 < sizeof(cm_log_last_line) - 1 ? len - 1 : sizeof(cm_log_last_line) - 1;
+    memcpy(cm_log_last_line, line, len);
+    cm_log_last_line[len] = '\0';
+}
+
+const char *cm_log_last(void)
+{
+    return cm_log_last_line;
 }
 
 unsigned cm_log_error_count(void)

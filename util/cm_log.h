@@ -24,6 +24,8 @@ int cm_log_get_rank(void);
 
 void cm_log(cm_log_level_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cm_logv(cm_log_level_t level, const char *fmt, va_list ap);
+/* The last line this process logged ("" if none): async-signal-safe to read. */
+const char *cm_log_last(void);
 /* Error lines this process has written so far. */
 unsigned cm_log_error_count(void);
 

@@ -110,7 +110,9 @@ cm_status_t cm_wn_drain(cm_wn_t *wn, cm_wn_visit_fn_t visit, void *arg, bool *ov
         uint64_t page;
 
         /* Reserved before we looked: its put is on the way. */
-        cm_rma_wait_u64(wn->rma, slot, CM_CMP_NE, 0);
+        cm_rma_wait_u64(wn->rma, slot, CM_CMP_NE, 0,
+                        CM_RMA_WHY("a write notice reserved in this process's ring (slot %a)",
+                                   NULL, head + i, 0, -1));
         page  = *slot - 1;
         *slot = 0;
         if (page >= wn->npages) {

@@ -156,12 +156,15 @@ static void cm_api_lock_id(int id, const char *fn)
     }
 }
 
+/* The call as the outermost frame of whatever it waits for (CM_STUCK_REPORT). */
 void cm_lock_acquire(int id)
 {
     cm_api_require("cm_lock_acquire");
     cm_api_lock_id(id, "cm_lock_acquire");
     CM_RT_ENTER();
+    cm_rma_why_push(cm_rt.rma, CM_RMA_WHY("cm_lock_acquire(%a)", NULL, (uint64_t)id, 0, -1));
     cm_api_check(cm_rt.proto->lock_acquire((unsigned)id), "cm_lock_acquire");
+    cm_rma_why_pop(cm_rt.rma);
     CM_RT_LEAVE();
 }
 
@@ -170,7 +173,9 @@ void cm_lock_release(int id)
     cm_api_require("cm_lock_release");
     cm_api_lock_id(id, "cm_lock_release");
     CM_RT_ENTER();
+    cm_rma_why_push(cm_rt.rma, CM_RMA_WHY("cm_lock_release(%a)", NULL, (uint64_t)id, 0, -1));
     cm_api_check(cm_rt.proto->lock_release((unsigned)id), "cm_lock_release");
+    cm_rma_why_pop(cm_rt.rma);
     CM_RT_LEAVE();
 }
 
@@ -178,7 +183,9 @@ void cm_barrier(void)
 {
     cm_api_require("cm_barrier");
     CM_RT_ENTER();
+    cm_rma_why_push(cm_rt.rma, CM_RMA_WHY("cm_barrier", NULL, 0, 0, -1));
     cm_api_check(cm_rt.proto->barrier(), "cm_barrier");
+    cm_rma_why_pop(cm_rt.rma);
     CM_RT_LEAVE();
 }
 
@@ -186,7 +193,9 @@ void cm_init_done(void)
 {
     cm_api_require("cm_init_done");
     CM_RT_ENTER();
+    cm_rma_why_push(cm_rt.rma, CM_RMA_WHY("cm_init_done", NULL, 0, 0, -1));
     cm_api_check(cm_rt.proto->init_done(), "cm_init_done");
+    cm_rma_why_pop(cm_rt.rma);
     CM_RT_LEAVE();
 }
 
@@ -221,6 +230,16 @@ void cm_stats_stop(void)
 }
 
 /* ---- compat/'s view of the runtime (cm_region.h) ------------------------------------------ */
+
+void cm_region_wait_begin(const char *what, uint64_t a, uint64_t b)
+{
+    cm_rma_why_push(cm_rt.rma, &(const cm_rma_why_t){what, NULL, a, b, -1});
+}
+
+void cm_region_wait_end(void)
+{
+    cm_rma_why_pop(cm_rt.rma);
+}
 
 bool cm_region_get(cm_region_t *r)
 {

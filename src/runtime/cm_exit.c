@@ -173,7 +173,8 @@ static void cm_exit_handler(int status, void *arg)
     }
 }
 
-static char cm_exit_done_path[512], cm_exit_error_path[512], cm_exit_term_path[512];
+static char cm_exit_done_path[512], cm_exit_error_path[512], cm_exit_term_path[512],
+    cm_exit_signal_path[512];
 
 static void cm_exit_touch(const char *path, const char *text)
 {
@@ -198,6 +199,97 @@ static void cm_exit_on_term(int sig)
     raise(sig);
 }
 
+/*
+ * A fatal signal (glibc's abort after heap corruption, a failed assert(), a segmentation
+ * fault outside the shared region): recorded in signal.R with the process's last words, for
+ * cmrun to say how the rank died instead of "without a word". The last words: glibc's own
+ * message (its abort and assert messages are kept in __abort_msg, a GLIBC_PRIVATE symbol that
+ * core-dump tools read too), else the library's last logged line. Then whatever handled the
+ * signal before (UCX prints a backtrace for SIGSEGV, SIGBUS, SIGILL and SIGFPE), else the
+ * default action, so the exit status and any core file are what they would have been.
+ */
+struct cm_exit_abort_msg {
+    unsigned int size;
+    char         msg[];
+};
+static struct cm_exit_abort_msg **cm_exit_glibc_msg;
+static const int cm_exit_crash_signals[] = {SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGSEGV, SIGSYS,
+                                            SIGTRAP};
+#define CM_EXIT_NCRASH (sizeof(cm_exit_crash_signals) / sizeof(cm_exit_crash_signals[0]))
+static struct sigaction cm_exit_crash_before[CM_EXIT_NCRASH];
+
+/* Writes one line of at most len bytes of s (up to its first newline). */
+static void cm_exit_write_line(int fd, const char *s, size_t len)
+{
+    size_t n = 0;
+
+    while (n < len && s[n] != '\0' && s[n] != '\n') {
+        n++;
+    }
+    if (write(fd, s, n) < 0 || write(fd, "\n", 1) < 0) {
+        /* cmrun then has the signal alone */
+    }
+}
+
+static void cm_exit_on_crash(int sig, siginfo_t *si, void *uctx)
+{
+    int fd = open(cm_exit_signal_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const struct sigaction *before = NULL;
+
+    if (fd >= 0) {
+        char num[4] = {(char)('0' + sig / 10), (char)('0' + sig % 10), '\n'};
+        struct cm_exit_abort_msg *m = cm_exit_glibc_msg ? *cm_exit_glibc_msg : NULL;
+        const char *last = cm_log_last();
+
+        if (write(fd, sig < 10 ? num + 1 : num, sig < 10 ? 2 : 3) < 0) {
+            /* nothing more to do */
+        }
+        if (m != NULL && m->size > sizeof(*m)) {
+            if (write(fd, "glibc: ", 7) >= 0) {
+                cm_exit_write_line(fd, m->msg, m->size - sizeof(*m));
+            }
+        } else if (last[0] != '\0') {
+            cm_exit_write_line(fd, last, 255);
+        }
+        close(fd);
+    }
+    for (size_t i = 0; i < CM_EXIT_NCRASH; i++) {
+        if (cm_exit_crash_signals[i] == sig) {
+            before = &cm_exit_crash_before[i];
+        }
+    }
+    if (before != NULL && (before->sa_flags & SA_SIGINFO) && before->sa_sigaction != NULL) {
+        before->sa_sigaction(sig, si, uctx);
+        return;
+    }
+    if (before != NULL && before->sa_handler != SIG_DFL && before->sa_handler != SIG_IGN &&
+        before->sa_handler != NULL) {
+        before->sa_handler(sig);
+        return;
+    }
+    signal(sig, SIG_DFL);
+    raise(sig); /* pending until we return: then the default action, where it happened */
+}
+
+void cm_exit_crash_watch(void)
+{
+    struct sigaction sa;
+
+    if (cm_exit_signal_path[0] == '\0') {
+        return; /* no run directory: nobody would read the record */
+    }
+    cm_exit_glibc_msg = dlvsym(RTLD_DEFAULT, "__abort_msg", "GLIBC_PRIVATE");
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = cm_exit_on_crash;
+    sa.sa_flags     = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < CM_EXIT_NCRASH; i++) {
+        if (sigaction(cm_exit_crash_signals[i], &sa, &cm_exit_crash_before[i]) != 0) {
+            cm_exit_crash_before[i].sa_handler = SIG_DFL;
+        }
+    }
+}
+
 #ifdef CM_UBSAN
 /* A sanitizer report ends the process with _exit after printing why: the rank said why
  * itself, which cmrun must not take for a rank that died without a word. */
@@ -219,8 +311,10 @@ void cm_exit_record_start(const char *dir, int rank)
         snprintf(cm_exit_error_path, sizeof(cm_exit_error_path), "%s/error.%d", dir, rank) >=
             (int)sizeof(cm_exit_error_path) ||
         snprintf(cm_exit_term_path, sizeof(cm_exit_term_path), "%s/term.%d", dir, rank) >=
-            (int)sizeof(cm_exit_term_path)) {
-        cm_exit_done_path[0] = cm_exit_error_path[0] = '\0';
+            (int)sizeof(cm_exit_term_path) ||
+        snprintf(cm_exit_signal_path, sizeof(cm_exit_signal_path), "%s/signal.%d", dir, rank) >=
+            (int)sizeof(cm_exit_signal_path)) {
+        cm_exit_done_path[0] = cm_exit_error_path[0] = cm_exit_signal_path[0] = '\0';
         return;
     }
     /* Only where the program has no SIGTERM handler of its own. */

@@ -15,11 +15,15 @@ void cm_exit_guard_install(void);
  * cmrun's run directory (CM_RUN_DIR): the rank records its pid there at start
  * (rank.R), and at the end that it finished (done.R), reported its own error
  * (error.R) or was ended by SIGTERM, the launcher's way of ending the others
- * (term.R). A rank that disappears with none of them died without a word: cmrun
- * names it. Failures to write are ignored: the directory may not exist on
+ * (term.R), or was killed by a fatal signal (signal.R: its number, and its last
+ * words: glibc's abort or assert message, else the library's last line). A rank
+ * that disappears with none of them died without a word: cmrun names it. Failures to write are ignored: the directory may not exist on
  * another host. cm_exit_record_end is async-signal-safe.
  */
 void cm_exit_record_start(const char *dir, int rank);
+/* After UCX (whose handlers it keeps) and before the page-fault handler (which passes the
+ * faults outside the shared region on to it): records a fatal signal in signal.R. */
+void cm_exit_crash_watch(void);
 void cm_exit_record_end(bool error);
 
 #endif

@@ -90,6 +90,20 @@ cm_status_t cm_runtime_layout(const cm_config_t *cfg, size_t page_size, size_t m
     return CM_OK;
 }
 
+/* A page fault as the outermost frame of what it waits for (CM_STUCK_REPORT). */
+static cm_status_t cm_rt_fault(void *addr, bool write)
+{
+    cm_status_t status;
+
+    cm_rma_why_push(cm_rt.rma, CM_RMA_WHY("a %s fault on shared page %a", write ? "write" : "read",
+                                          ((uintptr_t)addr - (uintptr_t)cm_rt.shared_base) /
+                                              cm_rt.page_size, 0, -1));
+    status = cm_rt.proto->fault(addr, write);
+    cm_rma_why_pop(cm_rt.rma);
+    return status;
+}
+
+
 static int cm_rt_init(int *argc, char ***argv)
 {
     char err[512];
@@ -164,6 +178,7 @@ static int cm_rt_init(int *argc, char ***argv)
     rma_params.wait_spin_ns = cm_rt.config.wait_spin;
     rma_params.heartbeat.timeout_ns = cm_rt.config.peer_timeout;
     rma_params.heartbeat.lost       = cm_rt_peer_lost;
+    rma_params.stuck_ns             = cm_rt.config.stuck_report;
     status = cm_rma_init(&rma_params, &cm_rt.rma);
     if (status != CM_OK) {
         goto err;
@@ -268,7 +283,8 @@ static int cm_rt_init(int *argc, char ***argv)
     if (status != CM_OK) {
         goto err;
     }
-    status = cm_fault_install(cm_rt.shared_base, cm_rt.shared_size, cm_rt.proto->fault);
+    cm_exit_crash_watch();
+    status = cm_fault_install(cm_rt.shared_base, cm_rt.shared_size, cm_rt_fault);
     if (status != CM_OK) {
         goto err;
     }
@@ -306,7 +322,9 @@ static void cm_rt_finalize(void)
         return;
     }
     fflush(stdout);
-    /* A last release and barrier: everything written reaches its home first. */
+    /* A last release and barrier: everything written reaches its home first. The frame stays
+     * until the job's last fence (cm_rma_finalize). */
+    cm_rma_why_push(cm_rt.rma, CM_RMA_WHY("cm_finalize", NULL, 0, 0, -1));
     status = cm_rt.proto->barrier();
     if (status != CM_OK) {
         cm_fatal(1, "cm_finalize: %s", cm_status_string(status));

@@ -35,4 +35,12 @@ bool cm_region_get(cm_region_t *r);
 void cm_region_stand_in(void);
 void cm_region_restore(void);
 
+/*
+ * Around a wait the layers above build from lock acquires (a condition variable, a PARMACS
+ * pause): a stuck-wait report then names it and its age, not only the acquire it is in.
+ * what: a constant, "%a" and "%b" standing for the numbers (rma/cm_rma.h, cm_rma_why_t).
+ */
+void cm_region_wait_begin(const char *what, uint64_t a, uint64_t b);
+void cm_region_wait_end(void);
+
 #endif

@@ -216,7 +216,7 @@ static int cm_am_rtt(cm_bench_t *b, size_t size, uint64_t iter)
     uint64_t want = atomic_load(&cm_bench_pongs) + 1;
     (void)iter;
     cm_bench_check(cm_rma_am_send(b->rma, b->target, CM_BENCH_AM_PING, b->local, size), "message");
-    cm_rma_wait_events(b->rma, cm_bench_pong_seen, &want);
+    cm_rma_wait_events(b->rma, cm_bench_pong_seen, &want, NULL);
     return 0;
 }
 
@@ -478,8 +478,10 @@ int main(int argc, char **argv)
         memset(b.remote, 0x5a, max_bw);
         *(uint64_t *)b.remote = 0;
     }
-    cm_bench_check(cm_rma_am_set_handler(b.rma, CM_BENCH_AM_PING, cm_bench_on_ping, NULL), "handler");
-    cm_bench_check(cm_rma_am_set_handler(b.rma, CM_BENCH_AM_PONG, cm_bench_on_pong, NULL), "handler");
+    cm_bench_check(cm_rma_am_set_handler(b.rma, CM_BENCH_AM_PING, cm_bench_on_ping, NULL, "a ping"),
+                   "handler");
+    cm_bench_check(cm_rma_am_set_handler(b.rma, CM_BENCH_AM_PONG, cm_bench_on_pong, NULL, "a pong"),
+                   "handler");
     cm_bench_check(cm_rma_barrier(b.rma), "barrier");
 
     if (cm_rank() == 0) {

@@ -118,7 +118,7 @@ static void cm_bench_forwarding(cm_bench_t *b, char *store_page, double put8)
             uint64_t t0 = cm_time_ns();
             for (int k = 0; k < n; k++) {
                 *slot = ++seq;
-                cm_rma_wait_u64(b->rma, ack, CM_CMP_EQ, seq);
+                cm_rma_wait_u64(b->rma, ack, CM_CMP_EQ, seq, NULL);
             }
             if (i >= 0) {
                 t_rt[i] = (double)(cm_time_ns() - t0) / n;
@@ -130,7 +130,7 @@ static void cm_bench_forwarding(cm_bench_t *b, char *store_page, double put8)
                      "2 x (put + flush)");
     } else if (me == t) {
         for (uint64_t seq = 1; seq <= (uint64_t)n * (uint64_t)(b->batches + 1); seq++) {
-            cm_rma_wait_u64(b->rma, slot, CM_CMP_EQ, seq); /* serves peers' puts meanwhile */
+            cm_rma_wait_u64(b->rma, slot, CM_CMP_EQ, seq, NULL); /* serves peers' puts meanwhile */
             cm_bench_check(cm_rma_put_u64_nbi(b->rma, 0, ack, seq), "acknowledgement");
             cm_bench_check(cm_rma_flush(b->rma, 0), "acknowledgement");
         }

@@ -143,10 +143,10 @@ int main(int argc, char **argv)
     rma = cm_rt.rma;
     me  = cm_rank();
     np  = cm_nprocs();
-    MP_OK(cm_rma_am_set_handler(rma, AM_REQ, on_request, NULL));
-    MP_OK(cm_rma_am_set_handler(rma, AM_REPLY, on_reply, NULL));
-    MP_OK(cm_rma_am_set_handler(rma, AM_NOTE, on_note, NULL));
-    MP_CHECK(cm_rma_am_set_handler(rma, CM_RMA_AM_MAX_ID, on_reply, NULL) == CM_ERR_INVALID,
+    MP_OK(cm_rma_am_set_handler(rma, AM_REQ, on_request, NULL, NULL));
+    MP_OK(cm_rma_am_set_handler(rma, AM_REPLY, on_reply, NULL, NULL));
+    MP_OK(cm_rma_am_set_handler(rma, AM_NOTE, on_note, NULL, NULL));
+    MP_CHECK(cm_rma_am_set_handler(rma, CM_RMA_AM_MAX_ID, on_reply, NULL, NULL) == CM_ERR_INVALID,
              "an out-of-range handler id was accepted");
     if (me == 0) {
         mp_fifo_make(fifo, np);

@@ -153,7 +153,7 @@ int main(int argc, char **argv)
         }
         if (strcmp(mode, "die-kill") == 0) {
             /* A wait that nobody will ever satisfy: only the launcher can end it. */
-            cm_rma_wait_u64(cm_rt.rma, (uint64_t *)cm_rt.scratch, CM_CMP_EQ, 12345);
+            cm_rma_wait_u64(cm_rt.rma, (uint64_t *)cm_rt.scratch, CM_CMP_EQ, 12345, NULL);
         } else if (strcmp(mode, "die-kill-barrier") == 0) {
             cm_barrier();
         } else if (strcmp(mode, "die-kill-lock") == 0) {

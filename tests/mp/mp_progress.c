@@ -102,7 +102,7 @@ static void phase_wait(void)
         }
         printf("mp_progress: wait: %d targets served while in cm_rma_wait_u64\n", np - 1);
     } else {
-        cm_rma_wait_u64(rma, word(3), CM_CMP_EQ, 1);
+        cm_rma_wait_u64(rma, word(3), CM_CMP_EQ, 1, NULL);
         check_worked(tag);
     }
     MP_OK(cm_rma_barrier(rma));

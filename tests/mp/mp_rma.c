@@ -377,7 +377,7 @@ static void test_ring(int laps)
     for (int lap = 0; lap < laps; lap++) {
         uint64_t expect = (uint64_t)lap * (uint64_t)np + (uint64_t)me; /* token count before me */
         if (!(lap == 0 && me == 0)) {
-            cm_rma_wait_u64(rma, token, CM_CMP_EQ, expect);
+            cm_rma_wait_u64(rma, token, CM_CMP_EQ, expect, NULL);
             MP_CHECK(*data == expect * 7 + 1, "data before the token: %" PRIu64 ", expected %" PRIu64,
                      *data, expect * 7 + 1);
         }
@@ -388,7 +388,7 @@ static void test_ring(int laps)
         MP_OK(cm_rma_flush(rma, next));
     }
     if (me == 0) {
-        cm_rma_wait_u64(rma, token, CM_CMP_EQ, (uint64_t)laps * (uint64_t)np);
+        cm_rma_wait_u64(rma, token, CM_CMP_EQ, (uint64_t)laps * (uint64_t)np, NULL);
     }
     barrier();
 }

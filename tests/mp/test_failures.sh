@@ -142,10 +142,30 @@ for mode in die-kill die-kill-barrier die-kill-lock die-abort; do
         elapsed=$((SECONDS - start))
         [ "$rc" -ne 0 ] || fail "$mode $stop: job exited 0"
         [ "$elapsed" -le 15 ] || fail "$mode $stop: took ${elapsed}s"
-        [ "$(count_out '^cmrun: error: rank 1 \(pid [0-9]+\) died')" -eq 1 ] ||
-            fail "$mode $stop: not exactly one line from cmrun naming rank 1"
+        # SIGKILL can record nothing (cmrun names the signal where it sees the rank's zombie:
+        # a stopped launcher does not reap it); abort() records its own (cm_exit.c, signal.R).
+        case $mode in
+            die-abort) said='was killed by signal 6 \(SIGABRT, aborted\)' ;;
+            *)         said='(died without a word of its own|was killed by signal 9 \(SIGKILL)' ;;
+        esac
+        [ "$(count_out "^cmrun: error: rank 1 \\(pid [0-9]+\\) $said")" -eq 1 ] ||
+            fail "$mode $stop: not exactly one line from cmrun naming rank 1 and how it died"
         printf '%s\n' "$out" | grep -Eq "passed a barrier|acquired a lock" && fail "$mode: went on"
     done
+done
+
+note "a rank that crashes says how: the signal and its last words (glibc's message)"
+for how in double-free assert segv; do
+    run $QUICK "$CMRUN" -n 3 "$MP/mp_stuck" die $how
+    [ "$rc" -ne 0 ] || fail "$how: job exited 0"
+    case $how in
+        double-free) said='signal 6 \(SIGABRT, aborted\); its last words: glibc: free\(\): double free detected' ;;
+        assert)      said="signal 6 \\(SIGABRT, aborted\\); its last words: glibc: .*mp_stuck.c:[0-9]+: main: Assertion .* failed" ;;
+        segv)        said='signal 11 \(SIGSEGV, segmentation fault\)' ;;
+    esac
+    [ "$(count_out "^cmrun: error: rank 1 \\(pid [0-9]+\\) was killed by $said")" -eq 1 ] ||
+        fail "$how: not one line from cmrun naming rank 1's signal and last words"
+    [ "$(count_out 'without a word')" -eq 0 ] || fail "$how: taken for a rank that said nothing"
 done
 
 note "a plain binary under a variant that forwards writes in software, started without cmrun"

@@ -96,4 +96,13 @@ for proto in cashmere treadmarks; do
         esac
     done
 done
+
+# A job stuck on purpose across the hosts: cmrun --timeout asks every rank, on both hosts, what
+# it waits for (SIGUSR2 through mpirun and the far orted), then ends the job there too.
+note "a deadlock across the hosts, 2 + 2 ranks, --timeout 6: every rank reports, nothing is left"
+cluster_job "run 60" 2,2 CM_STUCK_REPORT=0 --timeout 6 "$MP/mp_stuck" deadlock
+[ "$rc" -eq 124 ] || fail "exit status $rc, not 124"
+for r in 0 1 2 3; do
+    expect_out "^cashmere\\[$r\\]: error: at the job's time limit: waiting [0-9]+ s "
+done
 echo "PASS"

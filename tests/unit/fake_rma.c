@@ -325,17 +325,18 @@ static bool fake_holds(uint64_t v, cm_rma_cmp_t cmp, uint64_t value)
 }
 
 /* Two cores run four ranks: a waiter yields to the thread it waits for. */
-void cm_rma_wait_u64(cm_rma_t *rma, volatile uint64_t *addr, cm_rma_cmp_t cmp, uint64_t value)
+void cm_rma_wait_u64(cm_rma_t *rma, volatile uint64_t *addr, cm_rma_cmp_t cmp, uint64_t value,
+                     const cm_rma_why_t *why)
 {
-    (void)rma;
+    (void)rma, (void)why;
     while (!fake_holds(__atomic_load_n(addr, __ATOMIC_SEQ_CST), cmp, value)) {
         sched_yield();
     }
 }
 
-void cm_rma_wait_until(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg)
+void cm_rma_wait_until(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg, const cm_rma_why_t *why)
 {
-    (void)rma;
+    (void)rma, (void)why;
     while (!ready(arg)) {
         sched_yield();
     }
@@ -343,9 +344,10 @@ void cm_rma_wait_until(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg)
 
 /* Active messages and the layer's own barrier are not faked: a test that reaches them fails
  * here, said why (the forward batches use them; the tests run without batches). */
-cm_status_t cm_rma_am_set_handler(cm_rma_t *rma, unsigned id, cm_rma_am_handler_t fn, void *arg)
+cm_status_t cm_rma_am_set_handler(cm_rma_t *rma, unsigned id, cm_rma_am_handler_t fn, void *arg,
+                                  const char *name)
 {
-    (void)rma, (void)id, (void)fn, (void)arg;
+    (void)rma, (void)id, (void)fn, (void)arg, (void)name;
     fprintf(stderr, "fake rma: active messages are not faked\n");
     return CM_ERR_UNSUPPORTED;
 }
@@ -371,7 +373,18 @@ bool cm_rma_peer_tcp_only(cm_rma_t *rma, int pe, char *buf, size_t len)
     return false;
 }
 
-void cm_rma_wait_events(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg)
+void cm_rma_wait_events(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg, const cm_rma_why_t *why)
 {
-    cm_rma_wait_until(rma, ready, arg);
+    cm_rma_wait_until(rma, ready, arg, why);
+}
+
+/* Stuck-wait frames are not watched here. */
+void cm_rma_why_push(cm_rma_t *rma, const cm_rma_why_t *why)
+{
+    (void)rma, (void)why;
+}
+
+void cm_rma_why_pop(cm_rma_t *rma)
+{
+    (void)rma;
 }

@@ -115,8 +115,10 @@ cm_status_t cm_fwdb_init(bool every_home, size_t cap)
     /* Every process registers (a home applies batches whatever it sends itself), and before
      * anyone sends: UCX drops a message whose id has no handler yet. The same decision on
      * every process: the settings are the job's. */
-    CM_CHECK(cm_rma_am_set_handler(cm_cm.rma, CM_FWDB_AM_BATCH, cm_fwdb_on_batch, NULL));
-    CM_CHECK(cm_rma_am_set_handler(cm_cm.rma, CM_FWDB_AM_ACK, cm_fwdb_on_ack, NULL));
+    CM_CHECK(cm_rma_am_set_handler(cm_cm.rma, CM_FWDB_AM_BATCH, cm_fwdb_on_batch, NULL,
+                                   "a batch of forwarded writes"));
+    CM_CHECK(cm_rma_am_set_handler(cm_cm.rma, CM_FWDB_AM_ACK, cm_fwdb_on_ack, NULL,
+                                   "an acknowledgement of forwarded writes"));
     return cm_rma_barrier(cm_cm.rma);
 }
 
@@ -216,6 +218,8 @@ void cm_fwdb_complete(void)
         }
     }
     if (waiting) {
-        cm_rma_wait_events(cm_cm.rma, cm_fwdb_all_acked, NULL);
+        cm_rma_wait_events(cm_cm.rma, cm_fwdb_all_acked, NULL,
+                           CM_RMA_WHY("the acknowledgements of writes forwarded in batches "
+                                      "(%a asked)", NULL, cm_fwdb.asked, 0, -1));
     }
 }

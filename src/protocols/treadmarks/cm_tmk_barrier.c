@@ -38,7 +38,9 @@ static cm_status_t tm_barrier(void)
         if (status != CM_OK) {
             goto out_unlock;
         }
-        cm_tmk_wait_ge(&cm_tmk.departed, 1);
+        cm_tmk_wait_ge(&cm_tmk.departed, 1,
+                       CM_RMA_WHY("the departure from barrier %a, sent by its manager, rank %b",
+                                  NULL, seq, (uint64_t)mgr, mgr));
         const uint32_t *d = cm_tmk_ivmsg_header(&cm_tmk.depart);
         if (d[0] != seq) {
             cm_error("treadmarks: departure from barrier %u while in barrier %u", d[0], seq);
@@ -49,7 +51,9 @@ static cm_status_t tm_barrier(void)
         }
         cm_tmk_drop(&cm_tmk.depart);
     } else {
-        cm_tmk_wait_ge(&cm_tmk.narrived, cm_tmk.np - 1);
+        cm_tmk_wait_ge(&cm_tmk.narrived, cm_tmk.np - 1,
+                       CM_RMA_WHY("the arrivals of the %a other ranks at barrier %b, managed "
+                                  "here", NULL, (uint64_t)cm_tmk.np - 1, seq, -1));
         atomic_store(&cm_tmk.narrived, 0);
         for (int w = 0; w < cm_tmk.np && status == CM_OK; w++) {
             const uint32_t *a = cm_tmk_ivmsg_header(&cm_tmk.arrivals[w]);
@@ -125,9 +129,13 @@ static cm_status_t tm_gc_run(int mgr)
     if (cm_tmk.me != mgr) {
         atomic_store(&cm_tmk.gc_go, 0);
         CM_CHECK(cm_tmk_post(mgr, TM_GC_DONE, &one, sizeof(one)));
-        cm_tmk_wait_ge(&cm_tmk.gc_go, 1);
+        cm_tmk_wait_ge(&cm_tmk.gc_go, 1,
+                       CM_RMA_WHY("the end of a garbage collection, sent by its manager, rank %a",
+                                  NULL, (uint64_t)mgr, 0, mgr));
     } else {
-        cm_tmk_wait_ge(&cm_tmk.gc_done, cm_tmk.np - 1);
+        cm_tmk_wait_ge(&cm_tmk.gc_done, cm_tmk.np - 1,
+                       CM_RMA_WHY("the %a other ranks done with a garbage collection, managed "
+                                  "here", NULL, (uint64_t)cm_tmk.np - 1, 0, -1));
         atomic_store(&cm_tmk.gc_done, 0);
         for (int w = 0; w < cm_tmk.np; w++) {
             if (w != cm_tmk.me) {

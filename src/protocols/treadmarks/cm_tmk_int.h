@@ -103,6 +103,7 @@ typedef struct {
     unsigned char   *diffbuf;
 
     atomic_int      pending;    /* replies (pages, diffs) the application thread waits for */
+    int             asked;      /* the rank they come from, -1 for several (stuck reports) */
     uint32_t        *missing;   /* (proc, index) pairs a diff reply did not have */
     uint32_t        nmissing;
     cm_tmk_buf_t    grant;
@@ -144,6 +145,15 @@ static inline char *cm_tmk_net(uint64_t p)
 static inline char *cm_tmk_app(uint64_t p)
 {
     return cm_tmk.app + (p << cm_tmk.shift);
+}
+
+/* A request whose reply the application thread will wait for (cm_tmk.pending): counted, and
+ * its rank noted for a stuck-wait report (-1 once the replies come from several). */
+static inline void cm_tmk_asked(int pe)
+{
+    int before = atomic_fetch_add(&cm_tmk.pending, 1);
+
+    cm_tmk.asked = (before == 0 || cm_tmk.asked == pe) ? pe : -1;
 }
 
 static inline int cm_tmk_manager(uint64_t p)
@@ -190,8 +200,9 @@ cm_status_t cm_tmk_take_intervals(const cm_tmk_buf_t *b);
 void cm_tmk_mu_lock(void);
 void cm_tmk_mu_unlock(void);
 /* The application thread, holding the mutex: lets it go while it waits. */
-void cm_tmk_wait_ge(atomic_int *v, int target);
-void cm_tmk_wait_zero(atomic_int *v);
+/* why: what the wait is for, in a stuck-wait report (rma/cm_rma.h). */
+void cm_tmk_wait_ge(atomic_int *v, int target, const cm_rma_why_t *why);
+void cm_tmk_wait_zero(atomic_int *v, const cm_rma_why_t *why);
 /* The active-message handler of every type (arg: the type). */
 void cm_tmk_am_recv(void *arg, int src, const void *data, size_t len);
 

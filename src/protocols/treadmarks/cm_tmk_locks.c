@@ -103,7 +103,9 @@ static cm_status_t tm_lock_acquire(unsigned id)
     if (status != CM_OK) {
         goto out_unlock;
     }
-    cm_tmk_wait_ge(&cm_tmk.granted, 1);
+    cm_tmk_wait_ge(&cm_tmk.granted, 1,
+                   CM_RMA_WHY("the grant of lock %a (asked of its manager, rank %b)", NULL, id,
+                              id % (unsigned)cm_tmk.np, (int)(id % (unsigned)cm_tmk.np)));
     outer  = cm_stats_phase_enter(&cm_tmk.st.acquire_ns);
     status = cm_tmk_take_intervals(&cm_tmk.grant);
     cm_tmk_drop(&cm_tmk.grant);

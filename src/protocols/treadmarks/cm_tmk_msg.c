@@ -193,23 +193,23 @@ static bool tm_wait_ready(void *arg)
 }
 
 /* Releases the mutex and waits until *v >= target (or, for cm_tmk_wait_zero, *v <= 0). */
-static void tm_wait(atomic_int *v, int target, bool down)
+static void tm_wait(atomic_int *v, int target, bool down, const cm_rma_why_t *why)
 {
     tm_wait_t w = {v, target, down};
 
     cm_tmk_mu_unlock();
-    cm_rma_wait_events(cm_tmk.rma, tm_wait_ready, &w);
+    cm_rma_wait_events(cm_tmk.rma, tm_wait_ready, &w, why);
     cm_tmk_mu_lock();
 }
 
-void cm_tmk_wait_ge(atomic_int *v, int target)
+void cm_tmk_wait_ge(atomic_int *v, int target, const cm_rma_why_t *why)
 {
-    tm_wait(v, target, false);
+    tm_wait(v, target, false, why);
 }
 
-void cm_tmk_wait_zero(atomic_int *v)
+void cm_tmk_wait_zero(atomic_int *v, const cm_rma_why_t *why)
 {
-    tm_wait(v, 0, true);
+    tm_wait(v, 0, true, why);
 }
 
 /* ---- request handling ------------------------------------------------------------------ */

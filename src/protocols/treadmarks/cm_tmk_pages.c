@@ -250,7 +250,7 @@ static cm_status_t tm_request_diffs(int pe, uint64_t p, const uint32_t *pairs, u
     msg[1] = n;
     msg[2] = 0;
     memcpy(msg + 3, pairs, 2 * (size_t)n * sizeof(uint32_t));
-    atomic_fetch_add(&cm_tmk.pending, 1);
+    cm_tmk_asked(pe);
     status = cm_tmk_post(pe, TM_DIFF_REQ, msg, len);
     free(msg);
     return status;
@@ -261,7 +261,9 @@ static void tm_wait_replies(void)
 {
     uint64_t *outer = cm_stats_phase_enter(&cm_tmk.st.data_wait_ns);
 
-    cm_tmk_wait_zero(&cm_tmk.pending);
+    cm_tmk_wait_zero(&cm_tmk.pending,
+                     CM_RMA_WHY("the replies to %a diff and page requests", NULL,
+                                (uint64_t)atomic_load(&cm_tmk.pending), 0, cm_tmk.asked));
     cm_stats_phase_leave(outer);
 }
 
@@ -307,7 +309,7 @@ static cm_status_t tm_validate(uint64_t p, bool ask_only)
     }
     if (pg->state == TM_UNMAPPED && cm_tmk_manager(p) != cm_tmk.me) {
         uint32_t req[2] = {(uint32_t)p, 0};
-        atomic_fetch_add(&cm_tmk.pending, 1);
+        cm_tmk_asked(cm_tmk_manager(p));
         CM_CHECK(cm_tmk_post(cm_tmk_manager(p), TM_PAGE_REQ, req, sizeof(req)));
         cm_tmk.st.cold_misses++;
     }

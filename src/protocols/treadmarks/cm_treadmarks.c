@@ -162,8 +162,15 @@ static cm_status_t tm_init(const cm_protocol_ctx_t *ctx)
         return CM_ERR_NO_MEMORY;
     }
     for (int t = 1; t < TM_NTYPES; t++) {
+        static const char *const names[TM_NTYPES] = {
+            [TM_LOCK_REQ] = "a lock request", [TM_LOCK_FWD] = "a forwarded lock request",
+            [TM_LOCK_GRANT] = "a lock grant", [TM_BAR_ARRIVE] = "a barrier arrival",
+            [TM_BAR_DEPART] = "a barrier departure", [TM_DIFF_REQ] = "a diff request",
+            [TM_DIFF_REPLY] = "a diff reply", [TM_PAGE_REQ] = "a page request",
+            [TM_PAGE_REPLY] = "a page reply", [TM_GC_DONE] = "a garbage collection done",
+            [TM_GC_GO] = "a garbage collection go"};
         CM_CHECK(cm_rma_am_set_handler(cm_tmk.rma, (unsigned)t, cm_tmk_am_recv,
-                                       (void *)(intptr_t)t));
+                                       (void *)(intptr_t)t, names[t]));
     }
     CM_CHECK(cm_rma_barrier(cm_tmk.rma)); /* handlers everywhere before the first message */
     snprintf(cm_tmk.describe, sizeof(cm_tmk.describe),
