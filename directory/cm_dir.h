@@ -14,7 +14,7 @@
  * Every update is an atomic read-modify-write with respect to other processes.
  * Two implementations sit behind cm_dir_update: the paper's per-entry MCS lock
  * with the entry fetch pipelined behind the lock's fetch-and-store (up to 64
- * processes), and a single 64-bit compare-and-swap word (up to 24).
+ * processes), and a single 64-bit compare-and-swap word (up to 16).
  */
 #ifndef CM_DIR_H
 #define CM_DIR_H
@@ -29,7 +29,7 @@
 /* Bytes per entry slot and per process's queue node in the metadata segment. */
 #define CM_DIR_ENTRY_BYTES 64
 #define CM_DIR_QNODE_BYTES 64
-#define CM_DIR_MAX_PROCS_CAS 24
+#define CM_DIR_MAX_PROCS_CAS 16
 
 #define CM_DIR_UNSAFE     0x1u /* transitions to WEAK send no notices; sharers check at acquire */
 #define CM_DIR_HOME_FIXED 0x2u /* the home no longer follows the round-robin rule */
@@ -39,12 +39,19 @@
 typedef enum { CM_PAGE_UNCACHED, CM_PAGE_SHARED, CM_PAGE_DIRTY, CM_PAGE_WEAK } cm_page_state_t;
 
 /*
- * CAS form: a word's tag counts the writers that left (mod 128), so that a word seen twice
+ * CAS form: a word's tag counts the writers that left (mod 2^24), so that a word seen twice
  * the same had no writer leave between: a copy got after the first sighting then holds
  * every write of a writer that is not in the word (cm_fill_page.c, cm_prefetch.h). Without
- * it a writer that joined, wrote and left between the two leaves the word as it was.
+ * it a writer that joined, wrote and left between the two leaves the word as it was. The
+ * first sighting is this process's last update or peek of the page, which may be old, so a
+ * narrow tag could come round: 7 bits did after 128 leaves, which a page written under a lock
+ * by the others reaches in milliseconds. 24 bits come round after 16.8 million leaves of one
+ * page while this process did not look at it (each leave a remote compare-and-swap: minutes
+ * of nothing else), and only then matter if the last of them falls in the one round trip of
+ * this process's join, with sharers, writers, home and flags all as it last saw them. The
+ * word makes room by holding 16 processes (CM_DIR_MAX_PROCS_CAS; more use the MCS form).
  */
-#define CM_DIR_LEAVES_MASK 0x7fu
+#define CM_DIR_LEAVES_MASK 0xffffffu
 
 typedef struct {
     uint64_t sharers;  /* bit r: rank r has the page mapped */

@@ -84,19 +84,19 @@ void cm_dir_apply(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_rr, b
 
 uint64_t cm_dir_cas_pack(const cm_dir_entry_t *e)
 {
-    const uint64_t m24 = (1ull << 24) - 1;
-    /* Bits 48-51 flags, 52-55 and 61-63 the leaves tag, 56-60 the home (< 24 processes). */
-    return (e->sharers & m24) | ((e->writers & m24) << 24) | ((uint64_t)(e->flags & 0xfu) << 48) |
-           ((uint64_t)(e->leaves & 0xfu) << 52) | ((uint64_t)(e->home & 0x1fu) << 56) |
-           ((uint64_t)((e->leaves >> 4) & 0x7u) << 61);
+    const uint64_t m16 = (1ull << 16) - 1;
+    /* Bits 0-15 sharers, 16-31 writers, 32-35 flags, 36-39 the home (< 16 processes), 40-63
+     * the leaves tag. */
+    return (e->sharers & m16) | ((e->writers & m16) << 16) | ((uint64_t)(e->flags & 0xfu) << 32) |
+           ((uint64_t)(e->home & 0xfu) << 36) | ((uint64_t)(e->leaves & CM_DIR_LEAVES_MASK) << 40);
 }
 
 void cm_dir_cas_unpack(uint64_t w, cm_dir_entry_t *e)
 {
-    const uint64_t m24 = (1ull << 24) - 1;
-    e->sharers = w & m24;
-    e->writers = (w >> 24) & m24;
-    e->flags   = (uint32_t)((w >> 48) & 0xfu);
-    e->leaves  = (uint32_t)(((w >> 52) & 0xfu) | (((w >> 61) & 0x7u) << 4));
-    e->home    = (uint32_t)((w >> 56) & 0x1fu);
+    const uint64_t m16 = (1ull << 16) - 1;
+    e->sharers = w & m16;
+    e->writers = (w >> 16) & m16;
+    e->flags   = (uint32_t)((w >> 32) & 0xfu);
+    e->home    = (uint32_t)((w >> 36) & 0xfu);
+    e->leaves  = (uint32_t)(w >> 40) & CM_DIR_LEAVES_MASK;
 }

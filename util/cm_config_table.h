@@ -51,7 +51,7 @@
     _(directory, DIRECTORY, ENUM, "auto", "auto|mcs|cas", "protocol", \
       "Directory entry update: mcs (the paper's per-entry MCS lock, entry fetch pipelined behind " \
       "the lock's fetch-and-store; up to 64 processes) or cas (one 64-bit compare-and-swap word; " \
-      "up to 24 processes). auto: cas where it fits, else mcs.") \
+      "up to 16 processes). auto: cas where it fits, else mcs.") \
     _(unsafe_threshold, UNSAFE_THRESHOLD, UINT, "8", "0..4294967295", "protocol", \
       "A page whose transition to weak needs more than this many write notices to other processes " \
       "becomes unsafe: from then on sharers check its directory entry at acquire instead of " \

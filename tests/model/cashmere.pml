@@ -148,7 +148,7 @@ byte ghost[NPAGE * NLOCK];          /* the last value written under its lock */
 
 /* Directory entry per page, and its version word. */
 byte dsh[NPAGE], dwr[NPAGE], dfl[NPAGE], dhome[NPAGE], dver[NPAGE];
-/* CAS form: the entry word's tag, writers that left (cm_dir.h; it never wraps here). */
+/* CAS form: the entry word's tag, writers that left (cm_dir.h: 24 bits; it never wraps here). */
 byte dlv[NPAGE];
 /* MCS form: entry lock tail (rank + 1) per page; one queue node per process for all entries. */
 byte etail[NPAGE];

@@ -357,9 +357,9 @@ START_TEST(test_check_job)
     cm_config_release(&cfg);
 
     ck_assert_int_eq(cm_config_load(&cfg, cas, err, sizeof(err)), CM_OK);
-    job.nprocs = 25;
+    job.nprocs = 17;
     ck_assert_int_ne(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
-    job.nprocs = 24;
+    job.nprocs = 16;
     ck_assert_int_eq(cm_check_job(&cfg, &job, 4096, &meta, &layout), CM_OK);
     cm_config_release(&cfg);
 

@@ -152,30 +152,41 @@ END_TEST
 
 START_TEST(test_dir_cas_pack)
 {
-    cm_dir_entry_t e = {0xabcdef, 0x00a00f, 17, CM_DIR_UNSAFE | CM_DIR_HOME_FIXED, 0}, d;
+    cm_dir_entry_t e = {0xcdef, 0xa00f, 11, CM_DIR_UNSAFE | CM_DIR_HOME_FIXED, 0}, d;
     cm_dir_cas_unpack(cm_dir_cas_pack(&e), &d);
     ck_assert_uint_eq(d.sharers, e.sharers);
     ck_assert_uint_eq(d.writers, e.writers);
-    ck_assert_uint_eq(d.home, 17);
+    ck_assert_uint_eq(d.home, 11);
     ck_assert_uint_eq(d.flags, e.flags);
-    e.flags = CM_DIR_BUSY;
-    e.home  = 23;
+    e.flags   = CM_DIR_BUSY;
+    e.home    = CM_DIR_MAX_PROCS_CAS - 1;
+    e.sharers = e.writers = (1ull << CM_DIR_MAX_PROCS_CAS) - 1;
     cm_dir_cas_unpack(cm_dir_cas_pack(&e), &d);
     ck_assert_uint_eq(d.flags, CM_DIR_BUSY);
-    ck_assert_uint_eq(d.home, 23);
+    ck_assert_uint_eq(d.home, CM_DIR_MAX_PROCS_CAS - 1);
     ck_assert_uint_eq(cm_dir_cas_pack(&(cm_dir_entry_t){0}), 0); /* zero memory = uncached */
-    /* The tag: every value of it survives the word, beside the largest home. */
-    for (uint32_t t = 0; t <= CM_DIR_LEAVES_MASK; t++) {
-        e.leaves = t;
-        cm_dir_cas_unpack(cm_dir_cas_pack(&e), &d);
-        ck_assert_uint_eq(d.leaves, t);
-        ck_assert_uint_eq(d.home, 23);
-        ck_assert_uint_eq(d.flags, CM_DIR_BUSY);
+    /* The tag: every bit of it, its largest value and a wrap survive the word, beside the
+     * largest home and every process a sharer and a writer. */
+    for (uint32_t t = 1; t != 0 && t <= CM_DIR_LEAVES_MASK; t <<= 1) {
+        for (uint32_t v = t - 1; v <= t; v++) {
+            e.leaves = v;
+            cm_dir_cas_unpack(cm_dir_cas_pack(&e), &d);
+            ck_assert_uint_eq(d.leaves, v);
+            ck_assert_uint_eq(d.home, CM_DIR_MAX_PROCS_CAS - 1);
+            ck_assert_uint_eq(d.flags, CM_DIR_BUSY);
+            ck_assert_uint_eq(d.sharers, e.sharers);
+            ck_assert_uint_eq(d.writers, e.writers);
+        }
     }
+    e.leaves = CM_DIR_LEAVES_MASK;
+    cm_dir_cas_unpack(cm_dir_cas_pack(&e), &d);
+    ck_assert_uint_eq(d.leaves, CM_DIR_LEAVES_MASK);
+    ck_assert_uint_ge(CM_DIR_LEAVES_MASK, (1u << 24) - 1); /* 16.8 million leaves to wrap */
 }
 END_TEST
 
-/* A writer that joins, writes and leaves does not leave the word as it found it; a reader does. */
+/* A writer that joins, writes and leaves does not leave the word as it found it; a reader does.
+ * Across the tag's wrap too: only the 2^24th leave brings the word back. */
 START_TEST(test_dir_cas_tag)
 {
     cm_dir_entry_t e = {0x1, 0, 0, CM_DIR_HOME_FIXED, 0}, was;
@@ -185,17 +196,22 @@ START_TEST(test_dir_cas_tag)
     cm_dir_apply(&e, CM_DIR_JOIN, 2, 0, true, 8, &fx);
     cm_dir_apply(&e, CM_DIR_LEAVE, 2, 0, true, 8, &fx);
     ck_assert_uint_eq(cm_dir_cas_pack(&e), w0); /* a reader: nothing it could have written */
-    was = e;
-    for (uint32_t i = 1; i <= CM_DIR_LEAVES_MASK + 1; i++) {
-        cm_dir_apply(&e, CM_DIR_JOIN, 2, 0, true, 8, &fx);
-        cm_dir_apply(&e, CM_DIR_WRITE, 2, 0, true, 8, &fx);
-        cm_dir_apply(&e, CM_DIR_LEAVE, 2, 0, true, 8, &fx);
-        ck_assert_uint_eq(e.leaves, i & CM_DIR_LEAVES_MASK);
-        ck_assert_uint_eq(e.sharers, was.sharers);
-        if (i <= CM_DIR_LEAVES_MASK) {
+    for (uint32_t start = 0; start <= CM_DIR_LEAVES_MASK; start += CM_DIR_LEAVES_MASK - 7) {
+        e.leaves = start;
+        w0  = cm_dir_cas_pack(&e);
+        was = e;
+        for (uint32_t i = 1; i <= 16; i++) {
+            cm_dir_apply(&e, CM_DIR_JOIN, 2, 0, true, 8, &fx);
+            cm_dir_apply(&e, CM_DIR_WRITE, 2, 0, true, 8, &fx);
+            cm_dir_apply(&e, CM_DIR_LEAVE, 2, 0, true, 8, &fx);
+            ck_assert_uint_eq(e.leaves, (start + i) & CM_DIR_LEAVES_MASK);
+            ck_assert_uint_eq(e.sharers, was.sharers);
             ck_assert_uint_ne(cm_dir_cas_pack(&e), w0);
         }
     }
+    /* The same entry with the tag 2^24 leaves on is the same word: the bound cm_dir.h states. */
+    e.leaves = (was.leaves + CM_DIR_LEAVES_MASK + 1) & CM_DIR_LEAVES_MASK;
+    ck_assert_uint_eq(cm_dir_cas_pack(&e), cm_dir_cas_pack(&was));
 }
 END_TEST
 
