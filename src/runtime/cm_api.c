@@ -15,6 +15,7 @@
 #include "util/cm_variant.h"
 
 #include <errno.h>
+#include <time.h>
 #include <inttypes.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -45,10 +46,16 @@ static void cm_api_size_setting(uint64_t bytes, char *buf, size_t len)
     }
 }
 
+/* How long a rank waits, silent, for rank 0 to end the job over a failure they all share. */
+#define CM_API_QUIET_WAIT_S 10
+
 /*
  * The one line a researcher needs: what the collective heap holds and why (the region
  * less the part CM_LOCAL_HEAP sets aside), and a CM_SHARED_SIZE that fits this request
- * on top of what is in use (a page of slack for alignment).
+ * on top of what is in use (a page of slack for alignment). Once per job: cm_malloc is
+ * collective and deterministic, so every rank runs out at the same call; rank 0 says it and
+ * ends the job, the others wait for that, silent, and speak only if it does not come (a
+ * program whose ranks allocate differently).
  */
 __attribute__((noreturn)) static void cm_api_heap_exhausted(size_t size)
 {
@@ -56,6 +63,11 @@ __attribute__((noreturn)) static void cm_api_heap_exhausted(size_t size)
     uint64_t need = cm_rt.heap.in_use + (size + page - 1) / page * page + page;
     uint64_t local = cm_rt.shared_size - heap, fit;
     char have[32], set_aside[48], fits[32];
+
+    if (cm_rt.rank != 0 && cm_rt.nprocs > 1) {
+        struct timespec ts = {.tv_sec = CM_API_QUIET_WAIT_S};
+        nanosleep(&ts, NULL);
+    }
 
     if (cm_rt.config.local_heap != 0) {
         fit = need + cm_rt.config.local_heap;

@@ -252,9 +252,12 @@ run $QUICK env CM_LOG_LEVEL=debug "$CMRUN" -n 2 "$MP/mp_init" info
 [ "$(count_out 'heartbeats: every 0.5 s to the 1 other processes; one silent for 5 s is lost')" -eq 2 ] ||
     fail "the default heartbeat (every 0.5 s, lost after 5 s) is not on in both ranks"
 
-note "the shared heap runs out: every rank says so and the job fails"
+note "the shared heap runs out: one line for the job (rank 0's), and the job fails"
 run $QUICK "$CMRUN" -n 3 "$MP/mp_init" oom
 [ "$rc" -ne 0 ] || fail "oom run exited 0"
+[ "$(count_out 'the shared heap is exhausted')" -eq 1 ] ||
+    fail "$(count_out 'the shared heap is exhausted') lines, not one, say the heap is exhausted"
+expect_out "^cashmere\\[0\\]: error: cm_malloc"
 expect_out "cm_malloc\([0-9]+\): the shared heap is exhausted: [0-9]+ of its [0-9]+ bytes in use \(CM_SHARED_SIZE=[0-9]+[mg] less [0-9]+ bytes for cm_malloc_local, a quarter, CM_LOCAL_HEAP's default\); CM_SHARED_SIZE=[0-9]+[mg] would fit this request$"
 printf '%s\n' "$out" | grep -q "beyond the shared region" && fail "cm_malloc returned past the end"
 
