@@ -131,6 +131,7 @@ typedef struct {
     cm_rma_stats_t  rma_base;      /* the one-sided layer's counters at the last reset */
     char            describe[512];
     bool            ready;
+    bool            closed;        /* tm_fini began freeing: no message may come now */
 } cm_tmk_state_t;
 
 extern cm_tmk_state_t cm_tmk;

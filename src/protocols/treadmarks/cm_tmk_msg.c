@@ -225,6 +225,11 @@ static void tm_handle(int type, int src, const char *data, size_t len, cm_tmk_ms
     const cm_tmk_geom_t geom = {cm_tmk.np, cm_tmk.nlocks, cm_tmk.npages, cm_tmk.ps};
     cm_status_t status;
 
+    if (cm_tmk.closed) {
+        /* Every request is answered before the barrier in tm_fini ends: none may come after. */
+        cm_fatal(1, "treadmarks: a message (type %d, %zu bytes) from rank %d after finalize", type,
+                 len, src);
+    }
     if (cm_tmk_wire_check(&geom, type, data, len) != CM_OK) {
         /* Nothing acts on it: a peer depends on the answer, so the job ends here. */
         cm_fatal(1, "treadmarks: a malformed message (type %d, %zu bytes) from rank %d", type,

@@ -207,6 +207,20 @@ static void tm_fini(void)
     if (!cm_tmk.ready) {
         return;
     }
+    /*
+     * A peer may still ask us for diffs: the last barrier's departure invalidates pages, and
+     * their diff requests (CM_REFETCH) go out once the barrier has ended, here possibly after
+     * we left it. Served by the progress thread, they would read and free what we free below
+     * (pages' refs and twins, the store). Every process passes this barrier only once its own
+     * last barrier, and the replies it waited for, are done; nothing is asked of us after it.
+     * The mutex waits out a handler still on its way out.
+     */
+    if (cm_tmk.np > 1 && cm_rma_barrier(cm_tmk.rma) != CM_OK) {
+        return; /* the job is failing: its exit frees this, not we under a handler */
+    }
+    pthread_mutex_lock(&cm_tmk.mu);
+    cm_tmk.closed = true;
+    pthread_mutex_unlock(&cm_tmk.mu);
     for (uint64_t t = 0; t < cm_tmk.ntouched; t++) {
         uint64_t p = cm_tmk.touched[t];
         free(cm_tmk.pages[p].twin);
