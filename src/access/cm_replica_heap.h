@@ -22,7 +22,7 @@ extern __thread int cm_rh_depth __attribute__((tls_model("initial-exec")));
 #define CM_RT_LEAVE() (cm_rh_depth--)
 
 /* Fixed place of the heap: the same in every process. */
-#define CM_RH_BASE    ((uintptr_t)0x100000000000ul)  /* 16 TiB */
+#define CM_RH_BASE    ((uintptr_t)0x180000000000ul)  /* 24 TiB: above AddressSanitizer's shadow */
 #define CM_RH_RESERVE ((size_t)1 << 40)              /* address space only, committed as used */
 
 /*

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 /* 64 TiB: the shadow of the 47-bit user address space is [64 TiB, 80 TiB), clear of the
- * replica heap (16 TiB), the shared region (32 TiB) and where the kernel puts programs and
+ * replica heap (24 TiB), the shared region (32 TiB) and where the kernel puts programs and
  * libraries (85 TiB and up). cmcc passes the same value to the compiler. */
 #define CM_SHADOW_OFFSET 0x400000000000ULL
 #define CM_SHADOW_SPAN   (1ULL << 44)
