@@ -70,7 +70,12 @@ netns_up() {
     for h in a b; do
         ip netns add "$netns_tag$h" 2>"$err" ||
             { netns_fail "cannot create a network namespace: $(head -1 "$err")"; return 1; }
-        own="mount -t sysfs sysfs /sys"
+        # The host's own sysfs (its network's interfaces), with the machine's cgroup tree kept
+        # under it (slurmd needs one: tests/slurm.sh), moved aside and back.
+        mkdir "$netns_dir/cg.$h"
+        own="{ mount --rbind /sys/fs/cgroup $netns_dir/cg.$h 2>/dev/null || :; } &&
+             mount -t sysfs sysfs /sys &&
+             { mount --rbind $netns_dir/cg.$h /sys/fs/cgroup 2>/dev/null || :; }"
         [ "$mode" = kernel ] || own="$own && hostname $netns_tag-$h"
         # Host a is where the job is launched from, as a login node: it shares /tmp with the
         # scripts that drive it (their results directories). Host b's /tmp is its own.
