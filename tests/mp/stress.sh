@@ -28,7 +28,8 @@ usage: stress.sh [options]
                     and treadmarks: $ALL_SETTINGS)
   --transports LIST shm, tcp, hosts (default: shm tcp); hosts: across two hosts, UCX choosing
                     (tests/cluster.sh: CMT_STRESS_HOSTS="HOST_A HOST_B", the ranks split between
-                    them, and CMT_STRESS_PREFIX, the command that runs cmrun inside host A)
+                    them, and CMT_STRESS_PREFIX, the command that runs cmrun inside host A;
+                    CMT_STRESS_HOSTS_MAPPED=1 where UCX maps every peer: the NH variants too)
   --procs LIST      process counts (default: 3 4)
   --iters N         iterations of each case (default 50, mp_litmus's own)
   --seed N          driver seed; every random draw follows from it (default: random, printed)
@@ -81,9 +82,14 @@ has_column() {
 }
 # runs_over SETTING TRANSPORT: whether the variant of the setting runs over that transport.
 # variants_over TRANSPORT: cm_info's variant table for it (across hosts as over TCP: nothing
-# mapped).
+# mapped; CMT_STRESS_HOSTS_MAPPED=1 where the hosts share /dev/shm and UCX maps every peer,
+# tests/cluster.sh's "kernel" and "shared" fixtures).
 variants_over() {
-    if [ "$1" = shm ]; then echo "$VARIANTS_SHM"; else echo "$VARIANTS_TCP"; fi
+    if [ "$1" = shm ] || { [ "$1" = hosts ] && [ -n "${CMT_STRESS_HOSTS_MAPPED:-}" ]; }; then
+        echo "$VARIANTS_SHM"
+    else
+        echo "$VARIANTS_TCP"
+    fi
 }
 
 runs_over() {

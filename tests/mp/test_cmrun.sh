@@ -119,21 +119,21 @@ expect_fail env CM_LAUNCHER=mpich "$CMRUN" -n 2 "$MP/mp_init"
 expect_out "CM_LAUNCHER='mpich' is not one of"
 
 note "process limits are checked by cmrun before launching: one line, at once"
-for c in "1000" "65" "65 CM_PROTOCOL=treadmarks" "25 CM_DIRECTORY=cas"; do
+for c in "1000" "65" "65 CM_PROTOCOL=treadmarks" "17 CM_DIRECTORY=cas"; do
     set -- $c
     n=$1; shift
     start=$SECONDS
     run 30 env "$@" "$CMRUN" -n $n "$MP/mp_init" info
     [ "$rc" -ne 0 ] || fail "-n $n $* accepted"
     [ $((SECONDS - start)) -le 10 ] || fail "-n $n $*: took $((SECONDS - start))s"
-    [ "$(count_out "^cashmere: error: .*$n processes.*at most (64|24)")" -eq 1 ] ||
+    [ "$(count_out "^cashmere: error: .*$n processes.*at most (64|16)")" -eq 1 ] ||
         fail "-n $n $*: not exactly one line naming the limit"
     [ "$(count_out '^cashmere\[')" -eq 0 ] || fail "-n $n $*: a rank started"
 done
 expect_ok "$CM_INFO" --check -n 64
 expect_fail "$CM_INFO" --check -n 65
-expect_ok env CM_DIRECTORY=cas "$CM_INFO" --check -n 24
-expect_fail env CM_DIRECTORY=cas "$CM_INFO" --check -n 25
+expect_ok env CM_DIRECTORY=cas "$CM_INFO" --check -n 16
+expect_fail env CM_DIRECTORY=cas "$CM_INFO" --check -n 17
 
 note "a variant that is not implemented is refused by cmrun, from the variant table"
 implemented=$("$CM_INFO" --variants | awk '$2 != "not-implemented" {print $1}' | paste -sd, | sed 's/,/, /g')

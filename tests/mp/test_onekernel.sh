@@ -79,6 +79,7 @@ note "one stress round across the namespaces (4 ranks; no run starts after 60 s)
 seed=()
 [ -z "${CMT_STRESS_SEED-}" ] || seed=(--seed "$CMT_STRESS_SEED")
 CMT_STRESS_HOSTS="$CLUSTER_IPA $CLUSTER_IPB" CMT_STRESS_PREFIX="$(cluster_on a)" \
+    CMT_STRESS_HOSTS_MAPPED=1 \
     "$BASH" "$top_srcdir/tests/mp/stress.sh" --transports hosts --procs 4 --rounds 1 \
     --budget 60 "${seed[@]}" || fail "the stress round across the namespaces"
 
