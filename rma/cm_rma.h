@@ -78,6 +78,11 @@ typedef struct {
 void cm_rma_why_push(cm_rma_t *rma, const cm_rma_why_t *why);
 void cm_rma_why_pop(cm_rma_t *rma);
 
+/* Installs the handler of the signal by which cmrun --timeout asks for every rank's report
+ * (SIGUSR2, where the program has none): as early as possible, so that a rank still starting
+ * is not killed by the signal's default action; its watcher answers once it runs. */
+void cm_rma_watch_signal(void);
+
 /* Counters of this process's operations (issued by it). */
 typedef struct {
     uint64_t puts, gets, atomics, flushes;

@@ -49,19 +49,15 @@ enum { CM_RMA_SLEEP_NONE, CM_RMA_SLEEP_FUTEX, CM_RMA_SLEEP_EVENTS };
 #define CM_RMA_REPORT_SIGNAL SIGUSR2   /* cmrun --timeout: every rank reports its wait */
 
 typedef struct {
-    cm_rma_why_t why;
-    uint64_t     since;  /* cm_time_ns */
-} cm_rma_frame_t;
-
-typedef struct {
     struct cm_rma  *rma;
     int            tid;
     bool           app;       /* the thread that called cm_init */
     uint32_t       seq;       /* odd while a frame is being written */
     unsigned       depth;     /* may exceed CM_RMA_WHY_DEPTH: deeper frames are not kept */
-    uint64_t       left;      /* when the outermost wait last ended */
-    cm_rma_frame_t frames[CM_RMA_WHY_DEPTH];
-    uint64_t       stuck_since, stuck_next; /* the watcher's own: the wait it reported */
+    uint64_t       gen;       /* outermost frames pushed so far: which wait this is */
+    cm_rma_why_t   frames[CM_RMA_WHY_DEPTH];
+    /* The watcher's own: it stamps a wait when it first sees it (a push reads no clock). */
+    uint64_t       seen_gen, seen_at, busy_at, stuck_next;
 } cm_rma_waiter_t;
 
 #define CM_RMA_MAX_SEGS 8

@@ -3,16 +3,18 @@
  * Stuck waits say what they wait for (CM_STUCK_REPORT), and every rank says it on request
  * (cmrun --timeout sends SIGUSR2 through the launcher).
  *
- * A thread that waits in the library keeps a small stack of frames: what it waits for, from
- * which rank, since when. The API pushes the outer ones (a lock acquire, a barrier, a page
- * fault), the waits of this layer and the ones below it the inner ones (the hand-off from a
+ * A thread that waits in the library keeps a small stack of frames: what it waits for and
+ * from which rank. The API pushes the outer ones (a lock acquire, a barrier, a page fault),
+ * the waits of this layer and the ones below it the inner ones (the hand-off from a
  * predecessor, a request's completion, a fence of the whole job). Pushing copies a constant
- * description and two numbers: nothing is formatted until a report is printed. A thread of
- * its own looks at the stacks once a second; a stack whose outermost frame has lasted the
- * setting gets one line, naming the innermost frame (what is missing now), the rank that
- * would end it, the last active message that rank sent here and its last heartbeat; again
- * at twice the time, four times, ...; the job goes on. The watcher reads the stacks under a
- * sequence count, so the waiters never take a lock for it.
+ * description and two numbers and counts the outermost frames: no clock is read and nothing
+ * is formatted until a report is printed (a push and pop cost a few nanoseconds, on every
+ * lock acquire). A thread of its own looks at the stacks once a second and stamps a wait the
+ * first time it sees it, so an age is the time since that look: at most one look short. A
+ * wait that has lasted the setting gets one line, naming the innermost frame (what is missing
+ * now), the rank that would end it, the last active message that rank sent here and its last
+ * heartbeat, and the outer frames; again at twice the time, four times, ...; the job goes on.
+ * The watcher reads the stacks under a sequence count: the waiters take no lock for it.
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -33,8 +35,10 @@
 
 /* The thread's stack (one process, one rma: the thread-local pointer names it). */
 static __thread cm_rma_waiter_t *cm_rma_my_waiter;
-/* For the signal handler: the watcher's eventfd (one rma per process). */
-static int cm_rma_watch_report_fd = -1;
+/* For the signal handler: the watcher's eventfd (one rma per process), and a request that came
+ * before there was one (the watcher answers it when it starts). */
+static volatile int cm_rma_watch_report_fd = -1;
+static volatile sig_atomic_t cm_rma_watch_asked;
 
 static cm_rma_waiter_t *cm_rma_waiter_of_thread(cm_rma_t *rma)
 {
@@ -68,8 +72,10 @@ void cm_rma_why_push(cm_rma_t *rma, const cm_rma_why_t *why)
     if (d < CM_RMA_WHY_DEPTH) {
         __atomic_store_n(&w->seq, w->seq + 1, __ATOMIC_RELAXED); /* odd: being written */
         __atomic_thread_fence(__ATOMIC_RELEASE);
-        w->frames[d].why   = *why;
-        w->frames[d].since = cm_time_ns();
+        w->frames[d] = *why;
+        if (d == 0) {
+            w->gen++; /* a new wait */
+        }
         __atomic_store_n(&w->seq, w->seq + 1, __ATOMIC_RELEASE);
     }
     __atomic_store_n(&w->depth, d + 1, __ATOMIC_RELEASE);
@@ -81,9 +87,6 @@ void cm_rma_why_pop(cm_rma_t *rma)
 
     if (w == NULL || w->rma != rma || w->depth == 0) {
         return;
-    }
-    if (w->depth == 1) {
-        w->left = cm_time_ns();
     }
     __atomic_store_n(&w->depth, w->depth - 1, __ATOMIC_RELEASE);
 }
@@ -109,9 +112,9 @@ static void cm_rma_why_format(const cm_rma_why_t *why, char *buf, size_t len)
     buf[n < len ? n : len - 1] = '\0';
 }
 
-/* A consistent copy of w's frames; the number copied (0: not waiting). */
-static unsigned cm_rma_waiter_snapshot(cm_rma_waiter_t *w, cm_rma_frame_t *frames,
-                                       uint64_t *left)
+/* A consistent copy of w's frames and its wait's number; the number of frames (0: not
+ * waiting, or no consistent copy in 100 tries). */
+static unsigned cm_rma_waiter_snapshot(cm_rma_waiter_t *w, cm_rma_why_t *frames, uint64_t *gen)
 {
     for (int tries = 0; tries < 100; tries++) {
         uint32_t s = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
@@ -124,7 +127,7 @@ static unsigned cm_rma_waiter_snapshot(cm_rma_waiter_t *w, cm_rma_frame_t *frame
             d = CM_RMA_WHY_DEPTH;
         }
         memcpy(frames, w->frames, d * sizeof(*frames));
-        *left = w->left;
+        *gen = w->gen;
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&w->seq, __ATOMIC_RELAXED) == s &&
             __atomic_load_n(&w->depth, __ATOMIC_RELAXED) >= d) {
@@ -174,20 +177,20 @@ static void cm_rma_peer_news(cm_rma_t *rma, int pe, uint64_t now, char *buf, siz
 }
 
 /* One line about w's wait: how long, for what (the innermost frame), from whom, inside what. */
-static void cm_rma_wait_line(cm_rma_t *rma, const cm_rma_waiter_t *w, const cm_rma_frame_t *f,
+static void cm_rma_wait_line(cm_rma_t *rma, const cm_rma_waiter_t *w, const cm_rma_why_t *f,
                              unsigned d, uint64_t now, char *buf, size_t len)
 {
     char what[160], when[16], from[32] = "", news[160] = "", outer[200] = "";
     int peer = -1;
     size_t n = 0;
 
-    cm_rma_why_format(&f[d - 1].why, what, sizeof(what));
+    cm_rma_why_format(&f[d - 1], what, sizeof(what));
     for (int i = (int)d - 1; i >= 0 && peer < 0; i--) {
-        peer = f[i].why.peer;
+        peer = f[i].peer;
     }
     for (unsigned i = 0; i + 1 < d && n < sizeof(outer); i++) {
         char part[128];
-        cm_rma_why_format(&f[i].why, part, sizeof(part));
+        cm_rma_why_format(&f[i], part, sizeof(part));
         n += (size_t)snprintf(outer + n, sizeof(outer) - n, "%s%s", i ? " < " : "; in ", part);
     }
     if (peer >= 0 && peer < rma->nprocs && peer != rma->rank) {
@@ -196,9 +199,9 @@ static void cm_rma_wait_line(cm_rma_t *rma, const cm_rma_waiter_t *w, const cm_r
         }
         cm_rma_peer_news(rma, peer, now, news, sizeof(news));
     }
-    cm_rma_clock_of(f[0].since, now, when, sizeof(when));
+    cm_rma_clock_of(w->seen_at, now, when, sizeof(when));
     snprintf(buf, len, "%swaiting %" PRIu64 " s (since %s) for %s%s%s%s",
-             w->app ? "" : "a helper thread is ", (now - f[0].since) / 1000000000u, when, what,
+             w->app ? "" : "a helper thread is ", (now - w->seen_at) / 1000000000u, when, what,
              from, outer, news);
 }
 
@@ -213,24 +216,30 @@ static void cm_rma_watch_look(cm_rma_t *rma, bool report)
     }
     for (unsigned i = 0; i < nw; i++) {
         cm_rma_waiter_t *w = &rma->waiters[i];
-        cm_rma_frame_t f[CM_RMA_WHY_DEPTH];
-        uint64_t left = 0;
-        unsigned d = cm_rma_waiter_snapshot(w, f, &left);
+        cm_rma_why_t f[CM_RMA_WHY_DEPTH];
+        uint64_t gen = 0;
+        unsigned d = cm_rma_waiter_snapshot(w, f, &gen);
         char line[640];
 
-        if (report) {
-            if (d > 0) {
-                cm_rma_wait_line(rma, w, f, d, now, line, sizeof(line));
-                cm_error("at the job's time limit: %s", line);
-                said = true;
-            }
+        if (gen != w->seen_gen) {
+            /* A wait this watcher has not seen: it began since the last look (or ended). */
+            w->seen_gen   = gen;
+            w->seen_at    = now;
+            w->busy_at    = now;
+            w->stuck_next = rma->stuck_ns;
+        } else if (d > 0) {
+            w->busy_at = now;
+        }
+        if (d == 0) {
             continue;
         }
-        if (d == 0 || f[0].since != w->stuck_since) {
-            w->stuck_since = d > 0 ? f[0].since : 0;
-            w->stuck_next  = rma->stuck_ns;
+        if (report) {
+            cm_rma_wait_line(rma, w, f, d, now, line, sizeof(line));
+            cm_error("at the job's time limit: %s", line);
+            said = true;
+            continue;
         }
-        if (d == 0 || rma->stuck_ns == 0 || now - f[0].since < w->stuck_next) {
+        if (rma->stuck_ns == 0 || now - w->seen_at < w->stuck_next) {
             continue;
         }
         cm_rma_wait_line(rma, w, f, d, now, line, sizeof(line));
@@ -238,13 +247,12 @@ static void cm_rma_watch_look(cm_rma_t *rma, bool report)
         w->stuck_next *= 2;
     }
     if (report && !said) {
-        cm_rma_waiter_t *w = nw > 0 ? &rma->waiters[0] : NULL;
-        uint64_t left = w != NULL ? w->left : 0;
+        uint64_t busy = nw > 0 ? rma->waiters[0].busy_at : 0;
 
-        if (left != 0) {
+        if (busy != 0) {
             cm_error("at the job's time limit: not waiting in the library (computing, or "
-                     "between library calls) since its last wait ended %.1f s ago",
-                     (now - left) / 1e9);
+                     "between library calls); last seen in a wait %.0f s ago",
+                     (now - busy) / 1e9);
         } else {
             cm_error("at the job's time limit: not waiting in the library");
         }
@@ -283,15 +291,32 @@ static void cm_rma_watch_on_signal(int sig)
     int saved = errno;
 
     (void)sig;
+    cm_rma_watch_asked = 1;
     if (cm_rma_watch_report_fd >= 0 && write(cm_rma_watch_report_fd, &one, sizeof(one)) < 0) {
         /* the report is lost; the job ends anyway */
     }
     errno = saved;
 }
 
-cm_status_t cm_rma_watch_start(cm_rma_t *rma, uint64_t stuck_ns)
+void cm_rma_watch_signal(void)
 {
     struct sigaction sa, old;
+
+    /* cmrun --timeout asks every rank for its report with SIGUSR2, where the program does not
+     * use the signal itself: from the start of cm_init on, so a rank still starting is not
+     * killed by the signal's default action. */
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = cm_rma_watch_on_signal;
+    sa.sa_flags   = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(CM_RMA_REPORT_SIGNAL, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+        sigaction(CM_RMA_REPORT_SIGNAL, &sa, NULL);
+    }
+}
+
+cm_status_t cm_rma_watch_start(cm_rma_t *rma, uint64_t stuck_ns)
+{
+    uint64_t one = 1;
     int rc;
 
     rma->stuck_ns = stuck_ns;
@@ -311,15 +336,10 @@ cm_status_t cm_rma_watch_start(cm_rma_t *rma, uint64_t stuck_ns)
         return CM_ERR_NO_MEMORY;
     }
     rma->watch_running = true;
-    /* cmrun --timeout asks every rank for its report with SIGUSR2, where the program does
-     * not use the signal itself. */
+    cm_rma_watch_signal();
     cm_rma_watch_report_fd = rma->watch_fd;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = cm_rma_watch_on_signal;
-    sa.sa_flags   = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(CM_RMA_REPORT_SIGNAL, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
-        sigaction(CM_RMA_REPORT_SIGNAL, &sa, NULL);
+    if (cm_rma_watch_asked && write(rma->watch_fd, &one, sizeof(one)) < 0) {
+        /* asked before the watcher was there: it answers now (the job is ending anyway) */
     }
     return CM_OK;
 }

@@ -18,6 +18,7 @@
 #   cluster_run N,M [VAR=value...] CMD...   cmrun -n N+M --hosts ... CMD from host a (expect_ok)
 #   cluster_fail N,M [VAR=value...] CMD...  the same, the job must fail
 #   $(cluster_on a|b) CMD...    CMD inside one host
+#   cluster_fault FAULT LEFT_FN CMD...   a fault in mid-run of a job of 2 + 2 ranks (below)
 # The hosts are removed when the test exits (trap).
 
 . "$top_srcdir/experiments/lib/netns.sh"
@@ -81,3 +82,69 @@ cluster_job() {
 cluster_run() { cluster_job expect_ok "$@"; }
 # cluster_fail N,M [VAR=value...] CMD...: the same, the job must fail.
 cluster_fail() { cluster_job expect_fail "$@"; }
+
+# cluster_ranks_on a|b: pids of the job's ranks on that host, a tests/mp program (named "exe"
+# once they re-executed themselves: the command line tells).
+cluster_ranks_on() {
+    local p comm
+    cluster_procs "$1" | while read -r p comm; do
+        tr '\0' ' ' 2>/dev/null < "/proc/$p/cmdline" | grep -q '^[^ ]*/mp_[a-z]*' && echo "$p"
+    done
+}
+
+# cluster_fault FAULT LEFT_FN CMD...: runs CMD inside host a in the background (a job that runs
+# for minutes: 2 ranks on each host), and 2 s after its ranks run on both hosts meets FAULT:
+#   link-down           host b's link down for good (as if powered off)
+#   far-ranks-killed    host b's ranks SIGKILLed (the kernel's OOM killer there)
+#   far-daemon-killed   host b's orted SIGKILLed (mpirun's daemon)
+#   none                nothing: the job ends by itself (cmrun --timeout)
+# Then watches, for up to 30 s: $ended, seconds until CMD exited, and $empty, until LEFT_FN
+# (a function printing what of the job is still running) prints nothing; empty where not
+# reached. $left is what LEFT_FN prints at the end (then killed), $out CMD's output, $job_rc its
+# exit status. The link is up again afterwards. Fails the test if the job ended before the fault
+# or its ranks did not start on both hosts.
+cluster_fault() {
+    local fault=$1 left_fn=$2 log="$cluster_dir/fault.log" rcf="$cluster_dir/fault.rc" job start t
+    shift 2
+    rm -f "$rcf" "$log"
+    ( $(cluster_on a) "$@" > "$log" 2>&1 < /dev/null; echo $? > "$rcf" ) &
+    job=$!
+    for _ in $(seq 600); do
+        [ "$(cluster_ranks_on a | wc -l)" -eq 2 ] && [ "$(cluster_ranks_on b | wc -l)" -eq 2 ] && break
+        [ -e "$rcf" ] && break
+        sleep 0.1
+    done
+    [ ! -e "$rcf" ] || { sed 's/^/  | /' "$log"; fail "the job ended before the fault"; }
+    [ "$(cluster_ranks_on b | wc -l)" -eq 2 ] || { "$left_fn" | awk '{print $1}' | xargs -r kill -KILL 2>/dev/null
+                                                   fail "the ranks did not start on both hosts"; }
+    sleep 2 # in mid-run: past the start, in the litmus cases
+    start=$EPOCHREALTIME
+    case $fault in
+        link-down) ip -n "${netns_tag}b" link set cmveth down ;;
+        far-ranks-killed) kill -KILL $(cluster_ranks_on b) ;;
+        far-daemon-killed) kill -KILL $(cluster_procs b | awk '$2 == "orted" {print $1}') ;;
+        none) ;;
+        *) fail "cluster_fault: unknown fault $fault" ;;
+    esac
+    ended="" empty=""
+    for _ in $(seq 300); do
+        t=$(echo "$EPOCHREALTIME - $start" | bc)
+        [ -z "$ended" ] && [ -e "$rcf" ] && ended=$t
+        [ -z "$empty" ] && [ -z "$("$left_fn")" ] && empty=$t
+        [ -n "$ended" ] && [ -n "$empty" ] && break
+        sleep 0.1
+    done
+    left=$("$left_fn")
+    out=$(cat "$log")
+    printf '%s\n' "$out" | sed 's/^/  | /'
+    printf '  cmrun exited %s s after the fault, the last of the job was gone after %s s\n' \
+        "${ended:-(not within 30 s)}" "${empty:-(not within 30 s)}"
+    if [ -n "$left" ]; then
+        printf '%s\n' "$left" | sed 's/^/  left: /'
+        printf '%s\n' "$left" | awk '{print $1}' | xargs -r kill -KILL 2>/dev/null
+        sleep 0.5
+    fi
+    ip -n "${netns_tag}b" link set cmveth up
+    wait "$job" 2>/dev/null
+    job_rc=$(cat "$rcf" 2>/dev/null || echo none)
+}

@@ -160,6 +160,9 @@ __attribute__((constructor)) static void cm_preinit_run(int argc, char **argv, c
     (void)argc;
     (void)envp;
     cm_preinit.rank = rank;
+    if (rank >= 0) {
+        cm_rma_watch_signal(); /* cmrun --timeout's request must not kill a rank still starting */
+    }
     /* A program built with inline checks reads their shadow from its first instrumented store
      * on (its own constructors run after this one): map it before anything else. */
     if (dlsym(RTLD_DEFAULT, "cm_hooks_inline") != NULL && cm_shadow_map() != CM_OK) {

@@ -15,72 +15,18 @@
 . "$top_srcdir/tests/cluster.sh"
 cluster_up
 BOUND=20
-dir=$cluster_dir
-
-# ranks_on a|b: pids of the job's ranks on that host (named "exe" once they re-executed
-# themselves: the command line tells).
-ranks_on() {
-    local p comm
-    cluster_procs "$1" | while read -r p comm; do
-        tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -q '^[^ ]*mp_litmus' && echo "$p"
-    done
-}
-
-# clean_hosts: kills whatever is left on the hosts (after a failure) and waits for it.
-clean_hosts() {
-    local p
-    for p in $(cluster_procs | awk '{print $1}'); do kill -KILL "$p" 2>/dev/null; done
-    sleep 0.5
-}
 
 for proto in cashmere treadmarks; do
     for fault in link-down far-ranks-killed far-daemon-killed; do
         note "$proto, 2 + 2 ranks, $fault in mid-run"
-        log="$dir/job.log"
-        rm -f "$dir/rc" "$log"
         # Long enough never to finish on its own (minutes); started in host a, as a user would.
-        ( $(cluster_on a) env CM_PROTOCOL=$proto "$CMRUN" -n 4 \
-            --hosts $CLUSTER_IPA:2,$CLUSTER_IPB:2 "$MP/mp_litmus" all --iters 1000000 --seed 7 \
-            > "$log" 2>&1 < /dev/null; echo $? > "$dir/rc" ) &
-        job=$!
-        for _ in $(seq 600); do
-            [ "$(ranks_on a | wc -l)" -eq 2 ] && [ "$(ranks_on b | wc -l)" -eq 2 ] && break
-            [ -e "$dir/rc" ] && break
-            sleep 0.1
-        done
-        [ ! -e "$dir/rc" ] || { sed 's/^/  | /' "$log"; fail "the job ended before the fault"; }
-        [ "$(ranks_on b | wc -l)" -eq 2 ] || { clean_hosts; fail "the ranks did not start on both hosts"; }
-        sleep 2 # in mid-run: past the start, in the litmus cases
-        start=$EPOCHREALTIME
-        case $fault in
-            link-down) ip -n "${netns_tag}b" link set cmveth down ;;
-            far-ranks-killed) kill -KILL $(ranks_on b) ;;
-            far-daemon-killed) kill -KILL $(cluster_procs b | awk '$2 == "orted" {print $1}') ;;
-        esac
-        ended="" empty=""
-        for _ in $(seq $((BOUND * 10 + 100))); do
-            t=$(echo "$EPOCHREALTIME - $start" | bc)
-            [ -z "$ended" ] && [ -e "$dir/rc" ] && ended=$t
-            [ -z "$empty" ] && [ -z "$(cluster_procs)" ] && empty=$t
-            [ -n "$ended" ] && [ -n "$empty" ] && break
-            sleep 0.1
-        done
-        left=$(cluster_procs)
-        sed 's/^/  | /' "$log"
-        printf '  cmrun exited %s s after the fault, the last process on either host was gone after %s s\n' \
-            "${ended:-(not within $((BOUND + 10)) s)}" "${empty:-(not within $((BOUND + 10)) s)}"
-        if [ -n "$left" ]; then
-            printf '%s\n' "$left" | sed 's/^/  left: /'
-            clean_hosts
-        fi
-        wait "$job" 2>/dev/null
-        ip -n "${netns_tag}b" link set cmveth up
+        cluster_fault $fault cluster_procs env CM_PROTOCOL=$proto "$CMRUN" -n 4 \
+            --hosts $CLUSTER_IPA:2,$CLUSTER_IPB:2 "$MP/mp_litmus" all --iters 1000000 --seed 7
         [ -n "$ended" ] || fail "$proto, $fault: cmrun did not end"
         [ -z "$left" ] || fail "$proto, $fault: processes were left running"
-        [ "$(cat "$dir/rc")" -ne 0 ] || fail "$proto, $fault: the job exited 0"
+        [ "$job_rc" != 0 ] || fail "$proto, $fault: the job exited 0"
         [ "$(echo "$ended <= $BOUND && $empty <= $BOUND" | bc)" = 1 ] ||
             fail "$proto, $fault: took more than $BOUND s"
-        out=$(cat "$log")
         case $fault in
             link-down)
                 # One line, from the lowest rank of host a, naming both of host b's ranks.
@@ -89,19 +35,25 @@ for proto in cashmere treadmarks; do
                 [ "$(count_out 'error: lost ')" -eq 1 ] || fail "$proto, $fault: the loss was reported more than once" ;;
             far-ranks-killed)
                 # Whoever notices first: mpirun (its daemon saw them die), a rank whose transport
-                # found the connection reset, or the heartbeats.
-                expect_out "rank [23] .*on node $CLUSTER_IPB exited on signal 9|error: lost ranks? [23](-3)? on host ${netns_tag}-b: " ;;
+                # found the connection reset, or the heartbeats; or cmrun, naming a near rank,
+                # where mpirun crashed in its abort (Open MPI 4.1 in PMIx_Finalize, 3 runs in 12
+                # here) before it passed the ranks' lines on.
+                expect_out "rank [23] .*on node $CLUSTER_IPB exited on signal 9|error: lost ranks? [23](-3)? on host ${netns_tag}-b: |^cmrun: error: rank [01] \\(pid" ;;
             far-daemon-killed)
-                expect_out "ORTE has lost communication with a remote daemon|error: lost ranks? [23](-3)? on host ${netns_tag}-b: " ;;
+                expect_out "ORTE has lost communication with a remote daemon|error: lost ranks? [23](-3)? on host ${netns_tag}-b: |^cmrun: error: rank [01] \\(pid" ;;
         esac
     done
 done
 
 # A job stuck on purpose across the hosts: cmrun --timeout asks every rank, on both hosts, what
 # it waits for (SIGUSR2 through mpirun and the far orted), then ends the job there too.
-note "a deadlock across the hosts, 2 + 2 ranks, --timeout 6: every rank reports, nothing is left"
-cluster_job "run 60" 2,2 CM_STUCK_REPORT=0 --timeout 6 "$MP/mp_stuck" deadlock
-[ "$rc" -eq 124 ] || fail "exit status $rc, not 124"
+note "a deadlock across the hosts, 2 + 2 ranks, --timeout 8: every rank reports, nothing is left"
+cluster_fault none cluster_procs env CM_STUCK_REPORT=0 "$CMRUN" -n 4 \
+    --hosts $CLUSTER_IPA:2,$CLUSTER_IPB:2 --timeout 8 "$MP/mp_stuck" deadlock
+[ "$job_rc" = 124 ] || fail "exit status $job_rc, not 124"
+[ -n "$ended" ] || fail "cmrun did not end"
+[ -z "$left" ] || fail "processes were left running"
+[ "$(echo "$empty <= $BOUND" | bc)" = 1 ] || fail "processes outlived cmrun by more than $BOUND s"
 for r in 0 1 2 3; do
     expect_out "^cashmere\\[$r\\]: error: at the job's time limit: waiting [0-9]+ s "
 done

@@ -28,15 +28,9 @@ ha=$($(cluster_on a) hostname -s)
 hb=$($(cluster_on b) hostname -s)
 slurm_up "$ha" "$CLUSTER_IPA" "$(cluster_on a)" "$hb" "$CLUSTER_IPB" "$(cluster_on b)"
 BOUND=20
-dir=$slurm_dir
 
-# ranks_on a|b: pids of the job's ranks on that host.
-ranks_on() {
-    local p comm
-    cluster_procs "$1" | while read -r p comm; do
-        tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -q '^[^ ]*mp_\(litmus\|init\)' && echo "$p"
-    done
-}
+# What of the job is still running: its ranks (Slurm's daemons are not the job's).
+ranks_left() { cluster_ranks_on a; cluster_ranks_on b; }
 
 note "salloc -N 2 --ntasks-per-node=2 cmrun -n 4 across the two hosts: where each rank runs"
 expect_ok $(cluster_on a) salloc -N 2 --ntasks-per-node=2 -t 2 "$CMRUN" -v -n 4 "$MP/mp_init" info
@@ -47,46 +41,13 @@ expect_out "^cmrun: launcher srun "
 for proto in cashmere treadmarks; do
     for fault in link-down far-ranks-killed; do
         note "$proto, srun, 2 + 2 ranks, $fault in mid-run"
-        log="$dir/job.log"
-        rm -f "$dir/rc" "$log"
-        ( $(cluster_on a) env CM_PROTOCOL=$proto salloc -N 2 --ntasks-per-node=2 -t 5 "$CMRUN" -n 4 \
-            "$MP/mp_litmus" all --iters 1000000 --seed 7 > "$log" 2>&1 < /dev/null
-          echo $? > "$dir/rc" ) &
-        job=$!
-        for _ in $(seq 600); do
-            [ "$(ranks_on a | wc -l)" -eq 2 ] && [ "$(ranks_on b | wc -l)" -eq 2 ] && break
-            [ -e "$dir/rc" ] && break
-            sleep 0.1
-        done
-        [ ! -e "$dir/rc" ] || { sed 's/^/  | /' "$log"; fail "the job ended before the fault"; }
-        [ "$(ranks_on b | wc -l)" -eq 2 ] || fail "the ranks did not start on both hosts"
-        sleep 2 # in mid-run: past the start, in the litmus cases
-        start=$EPOCHREALTIME
-        case $fault in
-            link-down) ip -n "${netns_tag}b" link set cmveth down ;;
-            far-ranks-killed) kill -KILL $(ranks_on b) ;;
-        esac
-        ended="" empty=""
-        for _ in $(seq $((BOUND * 10 + 100))); do
-            t=$(echo "$EPOCHREALTIME - $start" | bc)
-            [ -z "$ended" ] && [ -e "$dir/rc" ] && ended=$t
-            [ -z "$empty" ] && [ -z "$(ranks_on a)$(ranks_on b)" ] && empty=$t
-            [ -n "$ended" ] && [ -n "$empty" ] && break
-            sleep 0.1
-        done
-        left=$(ranks_on a; ranks_on b)
-        sed 's/^/  | /' "$log"
-        printf '  cmrun exited %s s after the fault, the last rank on either host was gone after %s s\n' \
-            "${ended:-(not within $((BOUND + 10)) s)}" "${empty:-(not within $((BOUND + 10)) s)}"
-        [ -z "$left" ] || { echo "  left: $left"; kill -KILL $left 2>/dev/null; }
-        ip -n "${netns_tag}b" link set cmveth up
-        wait "$job" 2>/dev/null
+        cluster_fault $fault ranks_left env CM_PROTOCOL=$proto salloc -N 2 --ntasks-per-node=2 \
+            -t 5 "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 1000000 --seed 7
         [ -n "$ended" ] || fail "$proto, $fault: cmrun did not end"
         [ -z "$left" ] || fail "$proto, $fault: ranks were left running"
-        [ "$(cat "$dir/rc")" -ne 0 ] || fail "$proto, $fault: the job exited 0"
+        [ "$job_rc" != 0 ] || fail "$proto, $fault: the job exited 0"
         [ "$(echo "$ended <= $BOUND && $empty <= $BOUND" | bc)" = 1 ] ||
             fail "$proto, $fault: took more than $BOUND s"
-        out=$(cat "$log")
         case $fault in
             link-down)
                 expect_out "^cashmere\\[0\\]: error: lost ranks 2-3 on host ${netns_tag}-b: nothing heard from them" ;;

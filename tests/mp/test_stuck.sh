@@ -49,7 +49,7 @@ for proto in cashmere treadmarks; do
 done
 
 note "CM_STUCK_REPORT=0: no lines while it waits; the time limit's reports all the same"
-run 60 env CM_STUCK_REPORT=0 "$CMRUN" -n 3 --timeout 4 "$STUCK" deadlock
+run 60 env CM_STUCK_REPORT=0 "$CMRUN" -n 3 --timeout 6 "$STUCK" deadlock
 [ "$rc" -eq 124 ] || fail "exit status $rc, not 124"
 [ "$(count_out 'warning: waiting')" -eq 0 ] || fail "lines printed with CM_STUCK_REPORT=0"
 ranks_said "error: at the job's time limit: waiting" 3
@@ -60,8 +60,8 @@ expect_out "^mp_stuck: computed 6.0 s$"
 ranks_said "warning: waiting [0-9]+ s .* in cm_barrier" 2
 [ "$(count_out '^cashmere\[0\]: warning: waiting')" -eq 0 ] || fail "rank 0, computing, said it waits"
 
-note "the same past a time limit (CM_TIMEOUT=3): rank 0 is not waiting in the library"
-run 60 env CM_TIMEOUT=3 "$CMRUN" -n 3 "$STUCK" compute 30
+note "the same past a time limit (CM_TIMEOUT=6): rank 0 is not waiting in the library"
+run 60 env CM_TIMEOUT=6 "$CMRUN" -n 3 "$STUCK" compute 30
 [ "$rc" -eq 124 ] || fail "exit status $rc, not 124"
 expect_out "^cashmere\[0\]: error: at the job's time limit: not waiting in the library"
 ranks_said "error: at the job's time limit: waiting [0-9]+ s .* in cm_barrier" 2
