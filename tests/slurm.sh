@@ -57,6 +57,7 @@ slurm_logs() {
         echo "  ! last lines of ${f##*/}:"
         tail -n 25 "$f" | sed 's/^/  !   /'
     done
+    echo "  ! sinfo: $(timeout 5 $slurm_on sinfo -h -N -o '%N %T %E' 2>&1 | tr '\n' ';')"
 }
 
 slurm_down() {
@@ -175,6 +176,9 @@ SchedulerType=sched/builtin
 # CPUs=4 on any machine (this one may have 2 cores): slurmd takes the configured size.
 SlurmdParameters=config_overrides
 ReturnToService=2
+# slurmctld pings a node it has not heard from every SlurmdTimeout/3 (100 s by default): a
+# node whose link comes back is in service again within 10 s, not 100.
+SlurmdTimeout=30
 KillWait=2
 InactiveLimit=0
 EOF
