@@ -94,6 +94,7 @@ typedef struct {
     uint64_t wait_blocks;      /* waits that slept (CM_WAIT) */
     uint64_t wait_missed;      /* sleeps that outlasted a change of their word: never expected */
     uint64_t wake_bells;       /* doorbells rung for peers their transport cannot wake */
+    uint64_t waits;            /* the calling thread's waits on its peers (cm_rma_waits_here) */
 } cm_rma_stats_t;
 
 typedef enum { CM_CMP_EQ, CM_CMP_NE, CM_CMP_GT, CM_CMP_GE, CM_CMP_LT, CM_CMP_LE } cm_rma_cmp_t;
@@ -339,6 +340,30 @@ cm_status_t cm_rma_wait_setup(cm_rma_t *rma, void *word, int local_procs);
 cm_status_t cm_rma_barrier(cm_rma_t *rma);
 
 void cm_rma_get_stats(const cm_rma_t *rma, cm_rma_stats_t *stats);
+
+/*
+ * Waits of the calling thread on its peers: a blocking operation whose completion was not there
+ * when first asked (a get, a fetching atomic, a flush with operations in flight, a message
+ * sent), and a wait for a word or an event that a peer sets (a lock's hand-off, a barrier
+ * round, a reply). Each counts once, however long it lasts: what a protocol event costs in
+ * round trips is the difference across it (the per-event counters of util/cm_stats.h). Copies
+ * into directly mapped memory never wait.
+ */
+extern __thread uint64_t cm_rma_thread_waits __attribute__((tls_model("initial-exec")));
+static inline uint64_t cm_rma_waits_here(void)
+{
+    return cm_rma_thread_waits;
+}
+
+/* The value of expr (a call that returns one), with the waits it took added to *acc. */
+#define CM_RMA_COUNT_WAITS(acc, expr) \
+    __extension__({ \
+        uint64_t cm_waits0_ = cm_rma_waits_here(); \
+        __typeof__(expr) cm_waits_value_ = (expr); \
+        *(acc) += cm_rma_waits_here() - cm_waits0_; \
+        cm_waits_value_; \
+    })
+
 /* stats -= base, field by field: the counts since base was taken (a statistics reset). */
 void cm_rma_stats_since(cm_rma_stats_t *stats, const cm_rma_stats_t *base);
 

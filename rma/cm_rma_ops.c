@@ -30,6 +30,10 @@ cm_status_t cm_rma_req_wait(cm_rma_t *rma, ucs_status_ptr_t req, const char *op,
         st = UCS_PTR_STATUS(req);
         goto err;
     }
+    if ((st = ucp_request_check_status(req)) != UCS_INPROGRESS) {
+        goto done;
+    }
+    cm_rma_thread_waits++;
     cm_rma_why_push(rma, CM_RMA_WHY("the completion of %s", op, 0, 0, pe));
     cm_rma_poll_begin(rma);
     while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
@@ -41,6 +45,7 @@ cm_status_t cm_rma_req_wait(cm_rma_t *rma, ucs_status_ptr_t req, const char *op,
     }
     cm_rma_poll_end(rma);
     cm_rma_why_pop(rma);
+done:
     ucp_request_free(req);
     if (st == UCS_OK) {
         return CM_OK;
@@ -686,4 +691,5 @@ void cm_rma_get_stats(const cm_rma_t *rma, cm_rma_stats_t *stats)
     stats->wait_blocks = atomic_load_explicit(&((cm_rma_t *)rma)->wait_blocks, memory_order_relaxed);
     stats->wait_missed = atomic_load_explicit(&((cm_rma_t *)rma)->wait_missed, memory_order_relaxed);
     stats->wake_bells  = atomic_load_explicit(&((cm_rma_t *)rma)->bell_rings, memory_order_relaxed);
+    stats->waits       = cm_rma_thread_waits;
 }

@@ -379,12 +379,18 @@ static void cm_rma_block_events(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *ar
 
 /* ---- waits ---------------------------------------------------------------- */
 
+__thread uint64_t cm_rma_thread_waits __attribute__((tls_model("initial-exec")));
+
 static void cm_rma_wait_loop(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg, bool events,
                              const cm_rma_why_t *why)
 {
     unsigned idle = 0;
     uint64_t since = 0, now;
 
+    if (ready(arg)) {
+        return;
+    }
+    cm_rma_thread_waits++;
     cm_rma_why_push(rma, why != NULL ? why : CM_RMA_WHY("a word of this process", NULL, 0, 0, -1));
     cm_rma_poll_begin(rma);
     while (!ready(arg)) {
@@ -460,8 +466,5 @@ void cm_rma_wait_u64(cm_rma_t *rma, volatile uint64_t *addr, cm_rma_cmp_t cmp, u
 {
     cm_rma_word_wait_t w = {addr, cmp, value};
 
-    if (cm_rma_word_ready(&w)) {
-        return;
-    }
     cm_rma_wait_until(rma, cm_rma_word_ready, &w, why);
 }

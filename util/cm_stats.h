@@ -72,6 +72,14 @@
     _(wait_blocks,        "waits that slept until woken (CM_WAIT)") \
     _(wait_missed,        "sleeps that outlasted a change of their word (never expected)") \
     _(wake_bells,         "doorbells rung: messages to peers their transport could not wake (shared memory across network namespaces)") \
+    _(waits,              "waits of the application thread on its peers (cm_rma.h: each round trip waited for, once)") \
+    _(waits_read_fault,   "of those, in read faults that claimed no home") \
+    _(waits_write_fault,  "of those, in write faults that claimed no home") \
+    _(waits_first_touch,  "of those, in faults that claimed the home (first touch: home_migrations counts them)") \
+    _(waits_release,      "of those, in releases (barriers' included)") \
+    _(waits_acquire,      "of those, in acquires once the lock is held (barriers' included)") \
+    _(waits_lock,         "of those, for the lock itself (queue, grant)") \
+    _(waits_barrier,      "of those, in barriers' rounds") \
     _(peak_rss_bytes,     "the process's peak resident memory (getrusage): its data, the program and the runtime's metadata") \
     _(intervals,          "TreadMarks: intervals created here") \
     _(twins,              "TreadMarks: twins made") \

@@ -71,6 +71,23 @@ done
 [ "$(json_total read_faults "$tmp/a.json")" -gt 0 ] || fail "no read fault in a Cashmere run"
 [ "$(json_total msgs "$tmp/b.json")" -gt 0 ] || fail "no message in a TreadMarks run"
 
+note "waits on peers per event, over TCP: a remote page costs a read fault a wait at least, a job of one process waits on nobody"
+events="waits_read_fault waits_write_fault waits_first_touch waits_release waits_acquire waits_lock waits_barrier"
+for proto in cashmere treadmarks; do
+    expect_ok env CM_PROTOCOL=$proto CM_STATS="$tmp/w.json" UCX_TLS=tcp UCX_NET_DEVICES=lo \
+        "$CMRUN" -n 2 gauss --size test
+    faults=$(json_total read_faults "$tmp/w.json")
+    waits=$(json_total waits "$tmp/w.json")
+    sum=0
+    for e in $events; do sum=$((sum + $(json_total $e "$tmp/w.json"))); done
+    echo "  $proto: $faults read faults, $(json_total waits_read_fault "$tmp/w.json") waits in them; $waits waits, $sum in events"
+    [ "$faults" -gt 0 ] && [ "$(json_total waits_read_fault "$tmp/w.json")" -gt 0 ] ||
+        fail "$proto over TCP: no wait in $faults read faults"
+    [ "$sum" -gt 0 ] && [ "$sum" -le "$waits" ] || fail "$proto: $sum waits in events, $waits in all"
+    expect_ok env CM_PROTOCOL=$proto CM_STATS="$tmp/w.json" "$CMRUN" -n 1 gauss --size test
+    [ "$(json_total waits "$tmp/w.json")" = 0 ] || fail "$proto, one process: $(json_total waits "$tmp/w.json") waits"
+done
+
 note "--per-process: a row per process; the totals are their sums, total_ns their longest"
 expect_ok "$STATS_TOOL" --per-process -c file,rank,host,pid,local_procs,total_ns,read_faults,msgs \
     "$tmp/a.json" "$tmp/b.json"

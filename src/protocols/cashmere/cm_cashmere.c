@@ -212,7 +212,19 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
 
 static cm_status_t cm_cm_fault_page(uint64_t p, bool write, bool whole)
 {
-    return CM_STATS_IN_PHASE(&cm_cm.st.fault_ns, cm_cm_fault_page_in(p, write, whole));
+    uint64_t waits = 0, claims = cm_cm.st.home_migrations;
+    cm_status_t status;
+
+    status = CM_RMA_COUNT_WAITS(&waits, CM_STATS_IN_PHASE(&cm_cm.st.fault_ns,
+                                                          cm_cm_fault_page_in(p, write, whole)));
+    if (cm_cm.st.home_migrations != claims) {
+        cm_cm.st.waits_first_touch += waits;
+    } else if (write) {
+        cm_cm.st.waits_write_fault += waits;
+    } else {
+        cm_cm.st.waits_read_fault += waits;
+    }
+    return status;
 }
 
 static cm_status_t cm_cm_fault(void *addr, bool write)
@@ -396,7 +408,8 @@ static cm_status_t cm_cm_release_in(void)
 
 static cm_status_t cm_cm_release(void)
 {
-    return CM_STATS_IN_PHASE(&cm_cm.st.release_ns, cm_cm_release_in());
+    return CM_RMA_COUNT_WAITS(&cm_cm.st.waits_release,
+                              CM_STATS_IN_PHASE(&cm_cm.st.release_ns, cm_cm_release_in()));
 }
 
 static cm_status_t cm_cm_acquire_in(void)
@@ -442,7 +455,8 @@ static cm_status_t cm_cm_acquire_in(void)
 
 static cm_status_t cm_cm_acquire(void)
 {
-    return CM_STATS_IN_PHASE(&cm_cm.st.acquire_ns, cm_cm_acquire_in());
+    return CM_RMA_COUNT_WAITS(&cm_cm.st.waits_acquire,
+                              CM_STATS_IN_PHASE(&cm_cm.st.acquire_ns, cm_cm_acquire_in()));
 }
 
 /* ---- initialization phase ---------------------------------------------------- */
@@ -490,7 +504,9 @@ static cm_status_t cm_cm_init_done(void)
 static cm_status_t cm_cm_barrier(void)
 {
     CM_CHECK(cm_cm_release());
-    CM_CHECK(CM_STATS_IN_PHASE(&cm_cm.st.barrier_ns, cm_barrier_wait(&cm_cm.barrier)));
+    CM_CHECK(CM_RMA_COUNT_WAITS(&cm_cm.st.waits_barrier,
+                                CM_STATS_IN_PHASE(&cm_cm.st.barrier_ns,
+                                                  cm_barrier_wait(&cm_cm.barrier))));
     cm_cm.st.barriers++;
     if (cm_cm.init_phase) {
         return cm_cm_init_end();
@@ -516,8 +532,9 @@ static cm_status_t cm_cm_lock_acquire(unsigned id)
     cm_mcs_qnode_t *q;
 
     cm_cm_lock_addr(id, &home, &tail, &q);
-    CM_CHECK(CM_STATS_IN_PHASE(&cm_cm.st.lock_wait_ns,
-                               cm_mcs_acquire(cm_cm.rma, home, tail, q, NULL)));
+    CM_CHECK(CM_RMA_COUNT_WAITS(&cm_cm.st.waits_lock,
+                                CM_STATS_IN_PHASE(&cm_cm.st.lock_wait_ns,
+                                                  cm_mcs_acquire(cm_cm.rma, home, tail, q, NULL))));
     if (home == cm_cm.me) {
         cm_cm.st.lock_acquires_local++;
     } else {
@@ -534,7 +551,8 @@ static cm_status_t cm_cm_lock_release(unsigned id)
 
     cm_cm_lock_addr(id, &home, &tail, &q);
     CM_CHECK(cm_cm_release());
-    return cm_mcs_release(cm_cm.rma, home, tail, q, NULL, NULL, NULL);
+    return CM_RMA_COUNT_WAITS(&cm_cm.st.waits_lock,
+                              cm_mcs_release(cm_cm.rma, home, tail, q, NULL, NULL, NULL));
 }
 
 /* ---- statistics ------------------------------------------------------------ */
@@ -561,6 +579,7 @@ static void cm_cm_stats(cm_stats_t *s)
     s->wait_blocks        = r.wait_blocks;
     s->wait_missed        = r.wait_missed;
     s->wake_bells         = r.wake_bells;
+    s->waits              = r.waits;
     s->msgs               = r.am_sent; /* write-through batches and their acknowledgements */
     s->msg_bytes          = r.am_bytes_sent;
     if (cm_cm.write->ops->stats != NULL) {

@@ -99,7 +99,8 @@ out_unlock:
 
 cm_status_t cm_tmk_barrier(void)
 {
-    return CM_STATS_IN_PHASE(&cm_tmk.st.barrier_ns, tm_barrier());
+    return CM_RMA_COUNT_WAITS(&cm_tmk.st.waits_barrier,
+                              CM_STATS_IN_PHASE(&cm_tmk.st.barrier_ns, tm_barrier()));
 }
 
 /*

@@ -125,7 +125,8 @@ out_unlock:
 /* From the request to the grant: waiting (lock_wait_ns); taking its intervals: acquire_ns. */
 cm_status_t cm_tmk_lock_acquire(unsigned id)
 {
-    return CM_STATS_IN_PHASE(&cm_tmk.st.lock_wait_ns, tm_lock_acquire(id));
+    return CM_RMA_COUNT_WAITS(&cm_tmk.st.waits_lock,
+                              CM_STATS_IN_PHASE(&cm_tmk.st.lock_wait_ns, tm_lock_acquire(id)));
 }
 
 static cm_status_t tm_lock_release(unsigned id)
@@ -157,5 +158,6 @@ out_unlock:
 
 cm_status_t cm_tmk_lock_release(unsigned id)
 {
-    return CM_STATS_IN_PHASE(&cm_tmk.st.release_ns, tm_lock_release(id));
+    return CM_RMA_COUNT_WAITS(&cm_tmk.st.waits_release,
+                              CM_STATS_IN_PHASE(&cm_tmk.st.release_ns, tm_lock_release(id)));
 }

@@ -421,7 +421,7 @@ void cm_tmk_validate_wait(void)
     tm_wait_replies();
 }
 
-cm_status_t cm_tmk_fault(void *addr, bool write)
+static cm_status_t tm_fault(void *addr, bool write)
 {
     uint64_t p = ((uintptr_t)addr - (uintptr_t)cm_tmk.app) >> cm_tmk.shift;
     cm_tmk_page_t *pg = cm_tmk_touch(p);
@@ -489,6 +489,13 @@ out_unlock:
     cm_tmk_mu_unlock();
     cm_stats_phase_leave(outer);
     return status;
+}
+
+/* Only this thread changes the wait counters (the progress thread's waits are its own). */
+cm_status_t cm_tmk_fault(void *addr, bool write)
+{
+    return CM_RMA_COUNT_WAITS(write ? &cm_tmk.st.waits_write_fault : &cm_tmk.st.waits_read_fault,
+                              tm_fault(addr, write));
 }
 
 /* ---- diff requests and replies (cm_tmk_msg.c's request handling) ---------------------------- */

@@ -78,6 +78,7 @@ static void tm_stats(cm_stats_t *s)
     s->wait_blocks = r.wait_blocks;
     s->wait_missed = r.wait_missed;
     s->wake_bells  = r.wake_bells;
+    s->waits       = r.waits;
 }
 
 static void tm_stats_reset(void)
