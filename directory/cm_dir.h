@@ -104,6 +104,27 @@ const char *cm_dir_state_name(cm_page_state_t s);
 void cm_dir_apply(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_rr, bool first_touch,
                   unsigned unsafe_threshold, cm_dir_effects_t *fx);
 
+/*
+ * The add form's transition (issue 45; tests/model/dir_add.pml), pure: op by `me` applied to
+ * *e as the add that performs it does, and what has to happen. The entry is never held, so the
+ * rule relies on nobody's notices but one's own: a JOIN that finds another writer notices
+ * itself (fx->self_notice); a WRITE posts a notice to every other sharer of the word it finds
+ * (fx->notify, at its release), unless the page is UNSAFE, and makes it UNSAFE when those are
+ * more than unsafe_threshold (they still go out that once); a LEAVE of a writer moves the tag,
+ * which is the unsafe pages' version. A first touch claims the home as in cm_dir_apply (a
+ * compare-and-swap, not an add).
+ */
+void cm_dir_apply_add(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_rr,
+                      bool first_touch, unsigned unsafe_threshold, cm_dir_effects_t *fx);
+
+/*
+ * The add form: what op by `me` adds to the entry's word (cm_dir_cas_pack's layout), given
+ * whether `me` is a writer of the page (for a LEAVE). Only a process's own bits change, and it
+ * knows them: a JOIN adds its sharer bit (clear), a WRITE its writer bit (clear, a sharer), a
+ * LEAVE takes both off and adds one to the tag (which wraps at 24 bits off the top of the word).
+ */
+uint64_t cm_dir_add_delta(cm_dir_op_t op, int me, bool writer);
+
 typedef enum { CM_DIR_IMPL_MCS, CM_DIR_IMPL_CAS } cm_dir_impl_t;
 
 /* Where the directory lives in the processes' metadata segments (same offsets in each). */

@@ -82,6 +82,66 @@ void cm_dir_apply(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_rr, b
     }
 }
 
+void cm_dir_apply_add(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_rr,
+                      bool first_touch, unsigned unsafe_threshold, cm_dir_effects_t *fx)
+{
+    const uint64_t bit = 1ull << me;
+    const bool unsafe = (e->flags & CM_DIR_UNSAFE) != 0;
+
+    memset(fx, 0, sizeof(*fx));
+    fx->before = cm_dir_state(e->sharers, e->writers);
+    if (!(e->flags & CM_DIR_HOME_FIXED)) {
+        e->home = home_rr;
+    }
+    switch (op) {
+    case CM_DIR_JOIN:
+        if (first_touch && !(e->flags & CM_DIR_HOME_FIXED)) {
+            fx->claimed_home = true;
+            fx->old_home     = home_rr;
+            e->home          = (uint32_t)me;
+            e->flags        |= CM_DIR_HOME_FIXED;
+        }
+        e->sharers |= bit;
+        /* A writer's later stores may miss our copy: noticed at our next acquire. */
+        fx->self_notice = !unsafe && (e->writers & ~bit) != 0;
+        break;
+    case CM_DIR_WRITE:
+        e->sharers |= bit;
+        e->writers |= bit;
+        if (!unsafe) {
+            fx->notify = e->sharers & ~bit;
+            if ((unsigned)__builtin_popcountll(fx->notify) > unsafe_threshold) {
+                e->flags |= CM_DIR_UNSAFE;
+                fx->became_unsafe = true;
+            }
+        }
+        break;
+    case CM_DIR_LEAVE:
+        if (e->writers & bit) {
+            e->leaves = (e->leaves + 1) & CM_DIR_LEAVES_MASK;
+        }
+        e->sharers &= ~bit;
+        e->writers &= ~bit;
+        break;
+    }
+    fx->after = cm_dir_state(e->sharers, e->writers);
+}
+
+uint64_t cm_dir_add_delta(cm_dir_op_t op, int me, bool writer)
+{
+    const uint64_t sharer = 1ull << me, wbit = 1ull << (16 + me), tag = 1ull << 40;
+
+    switch (op) {
+    case CM_DIR_JOIN:
+        return sharer;
+    case CM_DIR_WRITE:
+        return wbit;
+    case CM_DIR_LEAVE:
+        return writer ? tag - wbit - sharer : (uint64_t)0 - sharer;
+    }
+    return 0;
+}
+
 uint64_t cm_dir_cas_pack(const cm_dir_entry_t *e)
 {
     const uint64_t m16 = (1ull << 16) - 1;

@@ -215,6 +215,126 @@ START_TEST(test_dir_cas_tag)
 }
 END_TEST
 
+/* ---- the add form (issue 45; tests/model/dir_add.pml) ----------------------------- */
+
+START_TEST(test_dir_add_rule)
+{
+    cm_dir_entry_t e = {0, 0, 0, CM_DIR_HOME_FIXED, 0};
+    cm_dir_effects_t fx;
+
+    cm_dir_apply_add(&e, CM_DIR_JOIN, 0, 0, false, 8, &fx);
+    ck_assert(!fx.self_notice && fx.notify == 0);
+    cm_dir_apply_add(&e, CM_DIR_JOIN, 1, 0, false, 8, &fx);
+    cm_dir_apply_add(&e, CM_DIR_WRITE, 1, 0, false, 8, &fx);
+    ck_assert_uint_eq(fx.notify, 0x1);     /* every other sharer, from the writer itself */
+    cm_dir_apply_add(&e, CM_DIR_WRITE, 0, 0, false, 8, &fx);
+    ck_assert_uint_eq(fx.notify, 0x2);     /* a second writer relies on nobody's notices */
+    ck_assert_int_eq(fx.before, CM_PAGE_WEAK);
+    cm_dir_apply_add(&e, CM_DIR_JOIN, 2, 0, false, 8, &fx);
+    ck_assert(fx.self_notice && fx.notify == 0);   /* joins with writers there */
+    /* Past the threshold: unsafe, the notices going out that once; then none. */
+    cm_dir_apply_add(&e, CM_DIR_JOIN, 3, 0, false, 1, &fx);
+    cm_dir_apply_add(&e, CM_DIR_WRITE, 3, 0, false, 1, &fx);
+    ck_assert(fx.became_unsafe);
+    ck_assert_uint_eq(fx.notify, 0x7);
+    cm_dir_apply_add(&e, CM_DIR_WRITE, 2, 0, false, 1, &fx);
+    ck_assert(fx.notify == 0 && !fx.became_unsafe);
+    cm_dir_apply_add(&e, CM_DIR_JOIN, 4, 0, false, 1, &fx);
+    ck_assert(!fx.self_notice);            /* unsafe: the check at acquire instead */
+    /* A writer's leave moves the tag, a reader's does not. */
+    cm_dir_apply_add(&e, CM_DIR_LEAVE, 4, 0, false, 1, &fx);
+    ck_assert_uint_eq(e.leaves, 0);
+    cm_dir_apply_add(&e, CM_DIR_LEAVE, 3, 0, false, 1, &fx);
+    ck_assert_uint_eq(e.leaves, 1);
+    /* First touch: the claim, as in the other forms. */
+    e = (cm_dir_entry_t){0};
+    cm_dir_apply_add(&e, CM_DIR_JOIN, 3, 1, true, 8, &fx);
+    ck_assert(fx.claimed_home && fx.old_home == 1 && e.home == 3);
+}
+END_TEST
+
+/* The word a process's add leaves is the word the rule computes: its own bits, the tag
+ * (wrapping off the top of the word), nothing else, from any entry of up to 16 processes. */
+START_TEST(test_dir_add_delta)
+{
+    unsigned seed = 4242;
+
+    for (int trial = 0; trial < 2000; trial++) {
+        cm_dir_entry_t e, was;
+        cm_dir_effects_t fx;
+        int r = (int)(rand_r(&seed) % CM_DIR_MAX_PROCS_CAS);
+        uint64_t bit = 1ull << r, w;
+        cm_dir_op_t op;
+
+        e.sharers = ((uint64_t)rand_r(&seed) & 0xffff);
+        e.writers = ((uint64_t)rand_r(&seed) & e.sharers);
+        e.home    = (uint32_t)(rand_r(&seed) % 16);
+        e.flags   = CM_DIR_HOME_FIXED | CM_DIR_CURRENT | ((rand_r(&seed) & 1) ? CM_DIR_UNSAFE : 0);
+        e.leaves  = (trial % 7 == 0) ? CM_DIR_LEAVES_MASK : (uint32_t)rand_r(&seed) & CM_DIR_LEAVES_MASK;
+        if (!(e.sharers & bit)) {
+            op = CM_DIR_JOIN;
+            e.writers &= ~bit;
+        } else if (!(e.writers & bit) && rand_r(&seed) % 2) {
+            op = CM_DIR_WRITE;
+        } else {
+            op = CM_DIR_LEAVE;
+        }
+        was = e;
+        w   = cm_dir_cas_pack(&e) + cm_dir_add_delta(op, r, (e.writers & bit) != 0);
+        cm_dir_apply_add(&e, op, r, 0, false, 64, &fx);
+        e.flags = was.flags; /* UNSAFE is set apart (not an add) */
+        ck_assert_msg(w == cm_dir_cas_pack(&e), "trial %d: op %d by %d", trial, (int)op, r);
+    }
+}
+END_TEST
+
+/*
+ * The add form's invariant, under random operations, the notices of a WRITE delivered at once
+ * (its release): every sharer of a safe page with a writer other than itself holds an
+ * unconsumed notice. Consuming one means leaving.
+ */
+START_TEST(test_dir_add_invariant_fuzz)
+{
+    unsigned seed = 777;
+    for (int trial = 0; trial < 200; trial++) {
+        cm_dir_entry_t e = {0, 0, 0, CM_DIR_HOME_FIXED, 0};
+        cm_dir_effects_t fx;
+        int n = 2 + (int)(rand_r(&seed) % 7);
+        unsigned threshold = (trial % 3 == 0) ? 1 : 64;
+        uint64_t holds = 0;
+
+        for (int step = 0; step < 400; step++) {
+            int r = (int)(rand_r(&seed) % (unsigned)n);
+            uint64_t bit = 1ull << r;
+            cm_dir_op_t op;
+            if (!(e.sharers & bit)) {
+                op = CM_DIR_JOIN;
+            } else if (!(e.writers & bit) && rand_r(&seed) % 2) {
+                op = CM_DIR_WRITE;
+            } else {
+                op = CM_DIR_LEAVE;
+            }
+            cm_dir_apply_add(&e, op, r, 0, false, threshold, &fx);
+            ck_assert((fx.notify & bit) == 0 && (fx.notify & ~e.sharers) == 0);
+            holds |= fx.notify | (fx.self_notice ? bit : 0);
+            if (op == CM_DIR_LEAVE) {
+                holds &= ~bit;
+            }
+            if (!(e.flags & CM_DIR_UNSAFE)) {
+                for (int s = 0; s < n; s++) {
+                    uint64_t sb = 1ull << s;
+                    if ((e.sharers & sb) && (e.writers & ~sb)) {
+                        ck_assert_msg(holds & sb, "trial %d step %d: sharer %d of a page "
+                                      "written by %llx holds no notice", trial, step, s,
+                                      (unsigned long long)(e.writers & ~sb));
+                    }
+                }
+            }
+        }
+    }
+}
+END_TEST
+
 /* ---- write-notice ring arithmetic ---------------------------------------------- */
 
 START_TEST(test_wn_reserve)
@@ -445,6 +565,9 @@ int main(void)
     tcase_add_test(tc, test_dir_unsafe_and_first_touch);
     tcase_add_test(tc, test_dir_cas_pack);
     tcase_add_test(tc, test_dir_cas_tag);
+    tcase_add_test(tc, test_dir_add_rule);
+    tcase_add_test(tc, test_dir_add_delta);
+    tcase_add_test(tc, test_dir_add_invariant_fuzz);
     tcase_add_test(tc, test_wn_reserve);
     tcase_add_test(tc, test_merge_buffer);
     tcase_add_test(tc, test_variant_mechanisms);
