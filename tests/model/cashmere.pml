@@ -16,6 +16,9 @@
  * storing an MCS link twice; UCX holding a swap that a direct get overtook),
  * which no search of this model could show: tests/README.md, "The rare MCS-form hang".
  *
+ * The add form (CM_DIR_ADD: adds that never hold the entry, per-sender notice bins, leaves
+ * that are not waited for) is in dir_add.pml, included below; its notice rule differs.
+ *
  * Modelled: directory entries in both forms (CM_DIR_CAS: one compare-and-swap
  * word with the BUSY flag; else the MCS form, an MCS entry lock held across
  * the read-modify-write, each process with one queue node for every entry as
@@ -195,6 +198,10 @@ inline popcount(m, out) {
     out = ((m & 1) != 0) + ((m & 2) != 0) + ((m & 4) != 0) + ((m & 8) != 0)
 }
 
+#ifdef CM_DIR_ADD
+#include "dir_add.pml"
+#endif
+
 /*
  * Every put this process has in flight lands (cm_rma_flush_all). Forwarded
  * stores land only here, the latest moment the code allows: landing earlier
@@ -202,6 +209,10 @@ inline popcount(m, out) {
  * pending word, then (fenced) the slot; the owner may be waiting for it.
  */
 inline flush_all() {
+#ifdef CM_DIR_ADD
+    bins_land();
+    leaves_land();
+#endif
     d_step {
         xi = 0;
         do
@@ -243,6 +254,9 @@ inline flush_all() {
  * pending rule is checked by ring.pml, where posters run concurrently.)
  */
 inline wn_post(t, pg) {
+#ifdef CM_DIR_ADD
+    bin_post(t, pg)
+#else
     /* Our own earlier post of it, fenced before this get: its pending word is there. */
     d_step {
         if
@@ -269,6 +283,7 @@ inline wn_post(t, pg) {
         fi
     fi;
     d_step { pv = 0; widx = 0; reserved = 0 }
+#endif
 }
 
 /* The notices of a transition (cm_cm_held's loop), then flush. */
@@ -354,9 +369,73 @@ inline dir_apply(pg, op) {
     }
 }
 
-/* cm_dir_update: the read-modify-write of page pg's entry, in either form. */
+/* cm_dir_update in the add form. */
+inline dir_update_add(pg, op) {
+#ifndef LEAVE_UNFENCED
+    leave_land(pg);                                  /* fenced before this update */
+#endif
+    if
+    :: op == OP_LEAVE ->
+        d_step { assert(!lvpend[pg]); lvpend[pg] = 1 }  /* issued, not waited for */
+    :: else ->
+#ifdef REFETCH
+        if
+        :: op == OP_WRITE && (dwr[pg] & BIT(me)) != 0 ->   /* already a writer: nothing */
+            atomic {
+                e_sh = dsh[pg]; e_wr = dwr[pg]; e_home = dhome[pg]; e_fl = dfl[pg] & ~F_BUSY;
+                fx_notify = 0; fx_self = 0; fx_claim = 0; fx_oldhome = 0;
+                REACHED(R_WRITE_SKIP)
+            }
+        :: else ->
+#endif
+        atomic {            /* the add (a claim: the compare-and-swap, once it succeeds) */
+#ifndef EARLY_ANY
+            /* The early copy holds if no writer left since the word it was got after. */
+            seen_ok = early && dlv[pg] == s_lv && (dfl[pg] & F_FIXED) != 0 && dhome[pg] == s_home;
+#else
+            seen_ok = early;
+#endif
+            e_sh = dsh[pg]; e_wr = dwr[pg]; e_fl = dfl[pg]; e_home = dhome[pg];
+            busy_join = (e_fl & F_BUSY) != 0;
+            dir_apply_add(pg, op);
+            busy = fx_claim && fx_oldhome != me;
+            dsh[pg] = e_sh; dwr[pg] = e_wr; dhome[pg] = e_home;
+            dfl[pg] = e_fl | (busy -> F_BUSY : 0);
+            if
+            :: op == OP_JOIN && (e_fl & F_UNSAFE) != 0 -> fx_version = dlv[pg]   /* in the word */
+            :: else -> skip
+            fi
+        };
+        if
+        :: busy ->
+            held(pg);                                /* the claim copies the page in */
+            atomic { assert((dfl[pg] & F_BUSY) != 0); dfl[pg] = dfl[pg] & ~F_BUSY }  /* an add */
+        :: else -> skip
+        fi;
+        if
+        :: busy_join ->                              /* a claim in progress: wait it out */
+            REACHED(R_BUSY_JOIN);
+            (dfl[pg] & F_BUSY) == 0;
+            busy_join = 0
+        :: else -> skip
+        fi;
+        if
+        :: fx_notify != 0 -> post_notices(pg)        /* puts in flight until our flush */
+        :: else -> skip
+        fi
+#ifdef REFETCH
+        fi
+#endif
+    fi;
+    busy = 0
+}
+
+
+/* cm_dir_update: the read-modify-write of page pg's entry, in any form. */
 inline dir_update(pg, op) {
-#ifdef CM_DIR_CAS
+#if defined(CM_DIR_ADD)
+    dir_update_add(pg, op);
+#elif defined(CM_DIR_CAS)
     /* A leaving writer moves the version first. */
     if
     :: op == OP_LEAVE && (dwr[pg] & BIT(me)) != 0 -> atomic { dver[pg]++; REACHED(R_VERSION) }
@@ -508,7 +587,7 @@ inline write_transition(pg) {
  * while BUSY: a first toucher that just claimed the home is still copying the data in
  * (EARLY_BUSY does it anyway, and reads the old data). */
 inline fault(pg) {
-#if defined(CM_DIR_CAS) && !defined(FILL_LINE) && !defined(WRITE_MAPPED) && !defined(JOIN_FIRST)
+#if (defined(CM_DIR_CAS) || defined(CM_DIR_ADD)) && !defined(FILL_LINE) && !defined(WRITE_MAPPED) && !defined(JOIN_FIRST)
     atomic { s_sh = dsh[pg]; s_wr = dwr[pg]; s_fl = dfl[pg]; s_lv = dlv[pg]; s_home = dhome[pg] };
     if                                               /* decided on the word seen */
 #ifdef EARLY_BUSY
@@ -650,6 +729,12 @@ inline invalidate(pg) {
         :: true ->    /* unsafe, a writer that did not write, or CM_REFETCH=auto holding nothing */
 #endif
         dir_update(pg, OP_LEAVE);
+#ifdef CM_DIR_ADD
+        if                                           /* fire-and-forget: now, or at a flush */
+        :: leave_land(pg)
+        :: skip
+        fi;
+#endif
         d_step {
             pt.dirty[pg] = 0; pt.processed[pg] = 0; pt.unsafe[pg] = 0;
             pt.self[pg] = 0; pt.ver[pg] = 0;
@@ -752,8 +837,50 @@ inline refetch_complete() {
 }
 #endif
 
+/* cm_wn_drain: this process's bins, sender by sender. */
+inline bins_drain() {
+    bs = 0;
+    do
+    :: bs < NPROC ->
+        atomic { dn = bin[me * NPROC + bs].tail; dh = bhead[me * NPROC + bs];
+                 dov = bin[me * NPROC + bs].ovf != bseen[bs]; bseen[bs] = bin[me * NPROC + bs].ovf };
+        do
+        :: dh != dn ->
+            d_step {
+                assert(bin[me * NPROC + bs].slot[dh % CAP] != 0);   /* landed before its tail */
+                dp = bin[me * NPROC + bs].slot[dh % CAP] - 1;
+                bin[me * NPROC + bs].slot[dh % CAP] = 0;
+                why = 1;
+                REACHED(R_BIN_WAIT)
+            };
+            invalidate(dp);
+            dp = 0;
+            dh++
+        :: else -> break
+        od;
+        bhead[me * NPROC + bs] = dn;                 /* the head back to the sender: a put */
+        if
+        :: dov ->
+            ap = 0;
+            do
+            :: ap < NPAGE -> why = 4; invalidate(ap); ap++
+            :: else -> break
+            od;
+            ap = 0
+        :: else -> skip
+        fi;
+        d_step { dn = 0; dh = 0; dov = 0 };
+        bs++
+    :: else -> break
+    od;
+    bs = 0
+}
+
 /* cm_wn_drain + visits: consume this process's ring. */
 inline drain() {
+#ifdef CM_DIR_ADD
+    bins_drain()
+#else
     atomic { dn = ring[me].tail - ring[me].head; dh = ring[me].head; dov = ring[me].ovf };
     if
     :: dn == 0 && !dov -> skip
@@ -791,6 +918,7 @@ inline drain() {
         fi
     fi;
     d_step { dn = 0; dh = 0; di = 0; dov = 0 }
+#endif
 }
 
 /* cm_cm_acquire, after the lock is held. */
@@ -812,8 +940,13 @@ inline acquire_coherence() {
     :: ap < NPAGE ->
         if
         :: pt.mapped[ap] && pt.unsafe[ap] ->
+#ifdef CM_DIR_ADD
+            atomic { e_sh = dsh[ap]; e_wr = dwr[ap]; cv = dlv[ap] };   /* one word, its tag */
+            d_step { state_of(e_sh, e_wr, cst) };
+#else
             atomic { e_sh = dsh[ap]; e_wr = dwr[ap] };    /* cm_dir_read: entry, then version */
             d_step { cv = dver[ap]; state_of(e_sh, e_wr, cst) };
+#endif
             if
             :: cst == S_WEAK || cv != pt.ver[ap] -> d_step { e_sh = 0; e_wr = 0; cst = 0; cv = 0; why = 3 }; invalidate(ap)
             :: else -> d_step { e_sh = 0; e_wr = 0; cst = 0; cv = 0 }
@@ -917,6 +1050,16 @@ proctype P(byte me; byte ncs)
     byte s_sh, s_wr, s_fl, s_lv, s_home;   /* that word */
     byte widx, ti, xi, dn, dh, di, dp, ap, rp, cv, cst, pred, val, why;
     byte rput[NPROC * NPAGE];   /* a posted notice's puts in flight to ring t, page p: slot + 1 */
+#ifdef CM_DIR_ADD
+    byte mytail[NPROC], myovf[NPROC];                /* our side of the bins we post to */
+#ifdef TAIL_FIRST
+    byte mylanded[NPROC], myslot[NPROC * CAP];       /* slots in flight */
+#endif
+    byte bseen[NPROC];          /* the overflow count of each of our bins, as last drained */
+    bit lvpend[NPAGE];          /* a leave of the page in flight */
+    bit busy_join;
+    byte lp, bs;
+#endif
 
     do
     :: k < ncs ->
