@@ -44,9 +44,9 @@ cm_status_t cm_dir_init(cm_dir_t *dir, cm_rma_t *rma, cm_dir_impl_t impl, const 
     int n = cm_rma_nprocs(rma);
 
     memset(dir, 0, sizeof(*dir));
-    if (impl == CM_DIR_IMPL_CAS && n > CM_DIR_MAX_PROCS_CAS) {
-        cm_error("CM_DIRECTORY=cas supports at most %d processes (the job has %d); use mcs",
-                 CM_DIR_MAX_PROCS_CAS, n);
+    if (impl != CM_DIR_IMPL_MCS && n > CM_DIR_MAX_PROCS_CAS) {
+        cm_error("CM_DIRECTORY=%s supports at most %d processes (the job has %d); use mcs",
+                 (impl == CM_DIR_IMPL_CAS) ? "cas" : "add", CM_DIR_MAX_PROCS_CAS, n);
         return CM_ERR_UNSUPPORTED;
     }
     if (n > CM_DIR_MAX_PROCS_MCS) {
@@ -60,7 +60,7 @@ cm_status_t cm_dir_init(cm_dir_t *dir, cm_rma_t *rma, cm_dir_impl_t impl, const 
     dir->impl             = impl;
     dir->seg              = *seg;
     dir->unsafe_threshold = unsafe_threshold;
-    if (impl == CM_DIR_IMPL_CAS) {
+    if (impl != CM_DIR_IMPL_MCS) {
         /* A word per page, committed only where used. Without it every update reads first. */
         size_t len = (size_t)(seg->per_proc * (uint64_t)n) * sizeof(uint64_t);
         void *g = (len > 0) ? mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -364,9 +364,14 @@ cm_status_t cm_dir_update_seen(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
         held = cm_dir_no_held;
     }
     fx->as_seen = false;
-    return (dir->impl == CM_DIR_IMPL_CAS)
-               ? cm_dir_cas_update(dir, page, op, held, arg, seen, after, fx)
-               : cm_dir_mcs_update(dir, page, op, held, arg, after, fx);
+    switch (dir->impl) {
+    case CM_DIR_IMPL_ADD:
+        return cm_dir_add_update(dir, page, op, held, arg, seen, after, fx);
+    case CM_DIR_IMPL_CAS:
+        return cm_dir_cas_update(dir, page, op, held, arg, seen, after, fx);
+    default:
+        return cm_dir_mcs_update(dir, page, op, held, arg, after, fx);
+    }
 }
 
 cm_status_t cm_dir_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op, cm_dir_held_fn_t held,
@@ -377,8 +382,8 @@ cm_status_t cm_dir_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op, cm_dir_h
 
 cm_status_t cm_dir_peek_nbi(cm_dir_t *dir, uint64_t page, uint64_t *word)
 {
-    if (dir->impl != CM_DIR_IMPL_CAS) {
-        cm_error("directory: a snapshot without locking needs the compare-and-swap form");
+    if (dir->impl == CM_DIR_IMPL_MCS) {
+        cm_error("directory: a snapshot without locking needs the one-word form (cas or add)");
         return CM_ERR_INVALID;
     }
     return cm_rma_get_nbi(dir->rma, cm_dir_home_of(dir, page), word, cm_dir_slot(dir, page),
@@ -399,7 +404,7 @@ void cm_dir_peek_entry(cm_dir_t *dir, uint64_t page, uint64_t word, cm_dir_entry
 
 bool cm_dir_seen_word(cm_dir_t *dir, uint64_t page, uint64_t *word)
 {
-    if (dir->impl != CM_DIR_IMPL_CAS) {
+    if (dir->impl == CM_DIR_IMPL_MCS) {
         return false;
     }
     if (cm_dir_home_of(dir, page) == dir->rank) {
@@ -492,7 +497,7 @@ cm_status_t cm_dir_read(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e, uint64_
     uint64_t *slot = cm_dir_slot(dir, page);
     cm_status_t status;
 
-    if (dir->impl == CM_DIR_IMPL_CAS) {
+    if (dir->impl != CM_DIR_IMPL_MCS) {
         uint64_t w;
         status = cm_rma_get(dir->rma, home, &w, slot, sizeof(w));
         cm_dir_cas_unpack(w, e);
@@ -508,7 +513,9 @@ cm_status_t cm_dir_read(cm_dir_t *dir, uint64_t page, cm_dir_entry_t *e, uint64_
     if (!(e->flags & CM_DIR_HOME_FIXED)) {
         e->home = (uint32_t)home;
     }
-    if (status == CM_OK && version != NULL) {
+    if (status == CM_OK && version != NULL && dir->impl == CM_DIR_IMPL_ADD) {
+        *version = e->leaves; /* the add form's version is the word's tag */
+    } else if (status == CM_OK && version != NULL) {
         /* After the entry, never before it (see cm_dir.h). */
         status = cm_rma_get(dir->rma, home, version, &slot[CM_DIR_VERSION_WORD], sizeof(*version));
     }

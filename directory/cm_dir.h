@@ -125,7 +125,9 @@ void cm_dir_apply_add(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_r
  */
 uint64_t cm_dir_add_delta(cm_dir_op_t op, int me, bool writer);
 
-typedef enum { CM_DIR_IMPL_MCS, CM_DIR_IMPL_CAS } cm_dir_impl_t;
+/* MCS: the paper's entry lock; CAS: one compare-and-swap word; ADD: that word changed by adds
+ * that never hold it (cm_dir_add.c), with the notice rule of cm_dir_apply_add. */
+typedef enum { CM_DIR_IMPL_MCS, CM_DIR_IMPL_CAS, CM_DIR_IMPL_ADD } cm_dir_impl_t;
 
 /* Where the directory lives in the processes' metadata segments (same offsets in each). */
 typedef struct {
@@ -176,7 +178,7 @@ static inline bool cm_dir_effects_held(const cm_dir_effects_t *fx, int me)
     return fx->notify != 0 || (fx->claimed_home && fx->old_home != (uint32_t)me);
 }
 
-/* impl may be CM_DIR_IMPL_CAS only if nprocs <= CM_DIR_MAX_PROCS_CAS. */
+/* impl may be CM_DIR_IMPL_CAS or CM_DIR_IMPL_ADD only if nprocs <= CM_DIR_MAX_PROCS_CAS. */
 cm_status_t cm_dir_init(cm_dir_t *dir, cm_rma_t *rma, cm_dir_impl_t impl, const cm_dir_seg_t *seg,
                         unsigned unsafe_threshold);
 
@@ -251,6 +253,13 @@ cm_status_t cm_dir_join_nbi(cm_dir_t *dir, uint64_t page, uint64_t word, uint64_
  * found is kept as the page's next guess. */
 bool cm_dir_join_done(cm_dir_t *dir, uint64_t page, uint64_t word, uint64_t old,
                       const cm_dir_entry_t *after);
+
+/* The add form's update (cm_dir_update_seen calls it; in cm_dir_add.c). Its held callback
+ * runs only for a claim that copies the page in: notices are the caller's to post, at its
+ * release (fx->notify), and LEAVE is not waited for. */
+cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
+                              cm_dir_held_fn_t held, void *arg, uint64_t seen,
+                              cm_dir_entry_t *after, cm_dir_effects_t *fx);
 
 /* Resets the entries this process hosts to UNCACHED, home not fixed (no concurrent use!). */
 void cm_dir_reset_local(cm_dir_t *dir);

@@ -137,6 +137,146 @@ START_TEST(test_dir_cas_contention)
 }
 END_TEST
 
+/*
+ * The add form: the same joins, writes and leaves as adds. Nothing is held (the callback runs
+ * only for a claim), so what is checked is the word: no update lost (every bit back to 0), the
+ * tag counting every writer's leave, and each WRITE naming as sharers to notify only processes
+ * that had joined and not yet left.
+ */
+static struct {
+    uint64_t member[NPAGES];     /* bit r: r has joined the page and not left */
+    int      bad_notify;
+} ad;
+
+static void add_rank(int r, void *arg)
+{
+    cm_dir_t dir;
+    cm_dir_entry_t e;
+    cm_dir_effects_t fx;
+    uint64_t bit = 1ull << r;
+
+    (void)arg;
+    dir_open(&dir, r);
+    for (int i = 0; i < ITERS; i++) {
+        uint64_t p = (uint64_t)(i * 5 + r) % NPAGES;
+        bool write = ((i + r) % 3) != 0;
+
+        ck_assert_int_eq(cm_dir_update(&dir, p, CM_DIR_JOIN, held_count, NULL, &e, &fx), CM_OK);
+        ck_assert(e.sharers & bit);
+        ck_assert(fx.notify == 0);
+        __atomic_fetch_or(&ad.member[p], bit, __ATOMIC_SEQ_CST);
+        if (write) {
+            ck_assert_int_eq(cm_dir_update(&dir, p, CM_DIR_WRITE, held_count, NULL, &e, &fx),
+                             CM_OK);
+            ck_assert(e.writers & bit);
+            /* Whom it notifies had joined: they are members, or left just now (a leave is
+             * issued after its member bit is cleared: a race that only errs towards more). */
+            if (fx.notify & bit) {
+                __atomic_fetch_add(&ad.bad_notify, 1, __ATOMIC_SEQ_CST);
+            }
+        }
+        if (i % 4 == 0) {
+            sched_yield();
+        }
+        __atomic_fetch_and(&ad.member[p], ~bit, __ATOMIC_SEQ_CST);
+        ck_assert_int_eq(cm_dir_update(&dir, p, CM_DIR_LEAVE, held_count, NULL, &e, &fx), CM_OK);
+        ck_assert(!(e.sharers & bit));
+        if (write) {
+            __atomic_fetch_add(&ct.writer_leaves[p], 1, __ATOMIC_SEQ_CST);
+        }
+    }
+    cm_dir_fini(&dir);
+}
+
+START_TEST(test_dir_add_contention)
+{
+    cm_dir_t dir;
+
+    impl = CM_DIR_IMPL_ADD;
+    memset(&ct, 0, sizeof(ct));
+    memset(&ad, 0, sizeof(ad));
+    fake_run(world, add_rank, NULL);
+    ck_assert_int_eq(ad.bad_notify, 0);
+    ck_assert_uint_eq(ct.held_calls, 0); /* nothing held: no claim without first touch */
+    dir_open(&dir, 0);
+    for (uint64_t p = 0; p < NPAGES; p++) {
+        cm_dir_entry_t e;
+        uint64_t version;
+
+        ck_assert_int_eq(cm_dir_read(&dir, p, &e, &version), CM_OK);
+        ck_assert_uint_eq(e.sharers, 0);
+        ck_assert_uint_eq(e.writers, 0);
+        ck_assert_uint_eq(version, ct.writer_leaves[p] & CM_DIR_LEAVES_MASK);
+    }
+    cm_dir_fini(&dir);
+}
+END_TEST
+
+/* First touch in the add form: every rank joins every page at once after initialization; one
+ * claims each page (copying it in while the entry is BUSY, if it came from elsewhere), the
+ * others' adds wait the claim out, and all end as sharers with the claimer as home. */
+static struct {
+    int claims[NPAGES];
+    int copies[NPAGES];
+    int busy_seen;
+} ft;
+
+static cm_status_t held_claim(uint64_t page, const cm_dir_effects_t *fx, void *arg)
+{
+    (void)arg;
+    ck_assert(fx->claimed_home);
+    __atomic_fetch_add(&ft.copies[page], 1, __ATOMIC_SEQ_CST);
+    sched_yield(); /* the others' adds arrive while BUSY */
+    return CM_OK;
+}
+
+static void first_touch_rank(int r, void *arg)
+{
+    cm_dir_t dir;
+    cm_dir_entry_t e;
+    cm_dir_effects_t fx;
+
+    (void)arg;
+    dir_open(&dir, r);
+    cm_dir_reset_local(&dir);
+    dir.first_touch = true;
+    for (uint64_t p = 0; p < NPAGES; p++) {
+        uint64_t q = (p + (uint64_t)r) % NPAGES;
+        ck_assert_int_eq(cm_dir_update(&dir, q, CM_DIR_JOIN, held_claim, NULL, &e, &fx), CM_OK);
+        ck_assert(e.sharers & (1ull << r));
+        ck_assert(e.flags & CM_DIR_HOME_FIXED);
+        ck_assert(!(e.flags & CM_DIR_BUSY));
+        if (fx.claimed_home) {
+            ck_assert_uint_eq(e.home, (uint32_t)r);
+            __atomic_fetch_add(&ft.claims[q], 1, __ATOMIC_SEQ_CST);
+        }
+    }
+    cm_dir_fini(&dir);
+}
+
+START_TEST(test_dir_add_first_touch)
+{
+    cm_dir_t dir;
+
+    impl = CM_DIR_IMPL_ADD;
+    memset(&ft, 0, sizeof(ft));
+    fake_run(world, first_touch_rank, NULL);
+    dir_open(&dir, 0);
+    cm_dir_reset_local(&dir);
+    for (uint64_t p = 0; p < NPAGES; p++) {
+        cm_dir_entry_t e;
+        uint64_t version;
+
+        ck_assert_int_eq(ft.claims[p], 1);
+        ck_assert_int_le(ft.copies[p], 1); /* none where the claimer was the old home */
+        ck_assert_int_eq(cm_dir_read(&dir, p, &e, &version), CM_OK);
+        ck_assert_uint_eq(e.sharers, (1ull << NPROCS) - 1);
+        ck_assert(!(e.flags & CM_DIR_BUSY));
+    }
+    cm_dir_fini(&dir);
+}
+END_TEST
+
 /* ---- a failing held callback ------------------------------------------------------ */
 
 static cm_status_t held_fail(uint64_t page, const cm_dir_effects_t *fx, void *arg)
@@ -221,6 +361,8 @@ int main(void)
     tcase_add_test(tc, test_dir_cas_contention);
     tcase_add_test(tc, test_dir_mcs_held_fails);
     tcase_add_test(tc, test_dir_cas_held_fails);
+    tcase_add_test(tc, test_dir_add_contention);
+    tcase_add_test(tc, test_dir_add_first_touch);
     /* Four threads on two cores, yielding: seconds under load; a hang still fails. */
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);

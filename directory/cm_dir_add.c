@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The add form of directory entry updates (issue 45; tests/model/dir_add.pml): the CAS form's
+ * word (cm_dir_cas_pack), changed by adds that never fail and never hold the entry. Only a
+ * process changes its own bits, and it knows them (its own updates leave their results as the
+ * word it last saw: cm_dir_seen_word), so
+ *   JOIN   a fetching add of its sharer bit (one round trip; the word it returns decides the
+ *          self-notice, and the version of an unsafe page: the word's tag);
+ *   WRITE  a fetching add of its writer bit (the word decides whom to notify), nothing where
+ *          it is a writer already;
+ *   LEAVE  an add, not waited for, fenced before whatever this process issues next.
+ * A compare-and-swap remains where an add cannot do: a first touch's claim of the home (held,
+ * BUSY, while the page is copied in, then cleared by an add: others may add meanwhile), an
+ * entry this process never saw or one left from the initialization phase (an add there would
+ * land on bits that count as empty), and marking a page UNSAFE.
+ */
+#include "config.h"
+#include "directory/cm_dir.h"
+#include "util/cm_error.h"
+#include "util/cm_log.h"
+
+#include <inttypes.h>
+#include <sched.h>
+
+#define CM_DIR_BUSY_WORD ((uint64_t)CM_DIR_BUSY << 32) /* the flag in the packed word */
+
+static inline uint64_t *cm_dir_add_slot(cm_dir_t *dir, uint64_t page)
+{
+    return (uint64_t *)(dir->seg.base + dir->seg.entries +
+                        (page / (uint64_t)dir->nprocs) * CM_DIR_ENTRY_BYTES);
+}
+
+/* The entry as it stands in word w: one left from the initialization phase is empty, an
+ * unfixed home is the round-robin one. */
+static void cm_dir_add_unpack(const cm_dir_t *dir, uint64_t page, uint64_t w, cm_dir_entry_t *e)
+{
+    cm_dir_cas_unpack(w, e);
+    if (dir->reset && !(e->flags & CM_DIR_CURRENT)) {
+        *e = (cm_dir_entry_t){0};
+    }
+    if (!(e->flags & CM_DIR_HOME_FIXED)) {
+        e->home = (uint32_t)(page % (uint64_t)dir->nprocs);
+    }
+}
+
+static void cm_dir_add_seen(cm_dir_t *dir, uint64_t page, uint64_t w)
+{
+    if (dir->guess != NULL) {
+        dir->guess[page] = w;
+    }
+}
+
+/* Reads page's word until no claim holds it (a first toucher copying the page in). */
+static cm_status_t cm_dir_add_wait_idle(cm_dir_t *dir, uint64_t page, int home, uint64_t *w)
+{
+    cm_status_t status;
+
+    cm_rma_why_push(dir->rma, CM_RMA_WHY("the directory entry of page %a, claimed by its first "
+                                         "toucher (its home is rank %b)", NULL, page,
+                                         (uint64_t)home, -1));
+    do {
+        cm_rma_progress(dir->rma);
+        sched_yield();
+        status = cm_rma_get(dir->rma, home, w, cm_dir_add_slot(dir, page), sizeof(*w));
+    } while (status == CM_OK && (*w & CM_DIR_BUSY_WORD));
+    cm_rma_why_pop(dir->rma);
+    return status;
+}
+
+/* Sets UNSAFE in page's word (a WRITE found too many sharers to notify again and again). */
+static cm_status_t cm_dir_add_mark_unsafe(cm_dir_t *dir, uint64_t page, int home, uint64_t cur)
+{
+    const uint64_t flag = (uint64_t)CM_DIR_UNSAFE << 32;
+    uint64_t old;
+
+    while (!(cur & flag)) {
+        CM_CHECK(cm_rma_cswap(dir->rma, home, cm_dir_add_slot(dir, page), cur, cur | flag, &old));
+        if (old == cur) {
+            cur |= flag;
+            break;
+        }
+        dir->retries++;
+        cur = old;
+    }
+    cm_dir_add_seen(dir, page, cur);
+    return CM_OK;
+}
+
+/*
+ * The compare-and-swap path: the word as known (or read), the rule applied to it, swapped in;
+ * again from the word returned until it holds. A claim is held (BUSY) while `held` copies the
+ * page in, and cleared by an add, since joiners add their bits to a BUSY word meanwhile.
+ */
+static cm_status_t cm_dir_add_cas(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
+                                  cm_dir_held_fn_t held, void *arg, uint64_t cur, bool known,
+                                  cm_dir_entry_t *after, cm_dir_effects_t *fx)
+{
+    int home = (int)(page % (uint64_t)dir->nprocs);
+    uint64_t *word = cm_dir_add_slot(dir, page), next, old;
+    cm_dir_entry_t e;
+    bool busy;
+
+    if (!known) {
+        CM_CHECK(cm_rma_get(dir->rma, home, &cur, word, sizeof(cur)));
+    }
+    for (;;) {
+        if (cur & CM_DIR_BUSY_WORD) {
+            CM_CHECK(cm_dir_add_wait_idle(dir, page, home, &cur));
+        }
+        cm_dir_add_unpack(dir, page, cur, &e);
+        cm_dir_apply_add(&e, op, dir->rank, (uint32_t)home, dir->first_touch,
+                         dir->unsafe_threshold, fx);
+        if (dir->reset) {
+            e.flags |= CM_DIR_CURRENT;
+        }
+        busy = fx->claimed_home && fx->old_home != (uint32_t)dir->rank;
+        next = cm_dir_cas_pack(&e) | (busy ? CM_DIR_BUSY_WORD : 0);
+        CM_CHECK(cm_rma_cswap(dir->rma, home, word, cur, next, &old));
+        dir->updates++;
+        if (old == cur) {
+            break;
+        }
+        dir->retries++;
+        cur = old;
+    }
+    if (op == CM_DIR_JOIN && (e.flags & CM_DIR_UNSAFE)) {
+        fx->version = e.leaves;
+    }
+    cm_dir_add_seen(dir, page, cm_dir_cas_pack(&e));
+    if (busy) {
+        /* Whatever held did, the claim is not left held, or every joiner would wait for it. */
+        cm_status_t held_status = held(page, fx, arg);
+        CM_CHECK(cm_rma_add_nbi(dir->rma, home, word, (uint64_t)0 - CM_DIR_BUSY_WORD));
+        CM_CHECK(cm_rma_flush(dir->rma, home));
+        if (held_status != CM_OK) {
+            return held_status;
+        }
+    }
+    *after = e;
+    return CM_OK;
+}
+
+cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
+                              cm_dir_held_fn_t held, void *arg, uint64_t seen,
+                              cm_dir_entry_t *after, cm_dir_effects_t *fx)
+{
+    int home = (int)(page % (uint64_t)dir->nprocs);
+    uint64_t *word = cm_dir_add_slot(dir, page), w = seen, old, delta;
+    const uint64_t bit = 1ull << dir->rank;
+    bool known = (seen != 0) || cm_dir_seen_word(dir, page, &w), writer;
+    cm_dir_entry_t e;
+
+    if (known) {
+        cm_dir_add_unpack(dir, page, w, &e);
+    }
+    /* An add needs a word whose bits count (written since the reset) and, to join, a home that
+     * no longer moves: else the compare-and-swap. */
+    if (!known || (dir->reset && !((w >> 32) & CM_DIR_CURRENT)) ||
+        (op == CM_DIR_JOIN && dir->first_touch && !(e.flags & CM_DIR_HOME_FIXED))) {
+        if (op != CM_DIR_LEAVE) {
+            return cm_dir_add_cas(dir, page, op, held, arg, w, known, after, fx);
+        }
+        CM_CHECK(cm_rma_get(dir->rma, home, &w, word, sizeof(w)));
+        cm_dir_add_unpack(dir, page, w, &e);
+    }
+    writer = (e.writers & bit) != 0;
+    if (op == CM_DIR_WRITE && writer) {
+        /* A writer already: nothing changes, nobody to notify (they noticed themselves). */
+        cm_dir_apply_add(&e, op, dir->rank, (uint32_t)home, dir->first_touch,
+                         dir->unsafe_threshold, fx);
+        *after = e;
+        return CM_OK;
+    }
+    delta = cm_dir_add_delta(op, dir->rank, writer);
+    dir->updates++;
+    if (op == CM_DIR_LEAVE) {
+        /* Not waited for: whatever we issue next lands after it. */
+        cm_assert(e.sharers & bit);
+        CM_CHECK(cm_rma_add_nbi(dir->rma, home, word, delta));
+        CM_CHECK(cm_rma_fence(dir->rma));
+        cm_dir_add_seen(dir, page, w + delta);
+        cm_dir_apply_add(&e, op, dir->rank, (uint32_t)home, dir->first_touch,
+                         dir->unsafe_threshold, fx);
+        *after = e;
+        return CM_OK;
+    }
+    CM_CHECK(cm_rma_fadd(dir->rma, home, word, delta, &old));
+    cm_assert(!dir->reset || ((old >> 32) & CM_DIR_CURRENT)); /* current since seen */
+    cm_dir_add_unpack(dir, page, old, &e);
+    cm_assert((op == CM_DIR_JOIN) ? !(e.sharers & bit) : (e.sharers & bit) && !writer);
+    /* The early copy holds if no writer left since the word it was got after (its tag). */
+    fx->as_seen = false;
+    if (seen != 0) {
+        cm_dir_entry_t s;
+        cm_dir_cas_unpack(seen, &s);
+        fx->as_seen = s.leaves == e.leaves && (e.flags & CM_DIR_HOME_FIXED) && s.home == e.home &&
+                      !(e.flags & CM_DIR_BUSY);
+    }
+    cm_dir_apply_add(&e, op, dir->rank, (uint32_t)home, dir->first_touch, dir->unsafe_threshold,
+                     fx);
+    w = old + delta;
+    if (op == CM_DIR_JOIN && (old & CM_DIR_BUSY_WORD)) {
+        /* A claim in progress: in the set now, but its data is still on its way in. */
+        uint64_t now;
+        CM_CHECK(cm_dir_add_wait_idle(dir, page, home, &now));
+        e.flags &= ~CM_DIR_BUSY;
+        w &= ~CM_DIR_BUSY_WORD;
+    }
+    if (op == CM_DIR_JOIN && (e.flags & CM_DIR_UNSAFE)) {
+        fx->version = e.leaves;
+    }
+    cm_dir_add_seen(dir, page, w);
+    if (fx->became_unsafe) {
+        CM_CHECK(cm_dir_add_mark_unsafe(dir, page, home, w));
+    }
+    *after = e;
+    return CM_OK;
+}
