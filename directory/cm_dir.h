@@ -261,6 +261,16 @@ cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
                               cm_dir_held_fn_t held, void *arg, uint64_t seen,
                               cm_dir_entry_t *after, cm_dir_effects_t *fx);
 
+/*
+ * The add form's WRITE in a batch (a release's dirty pages, waited for at one flush): issued
+ * as a fetching add whose old word lands in *old at the caller's next flush. *issued is false
+ * where nothing was issued: a writer already, or a word this process cannot add to
+ * (cm_dir_update does those). cm_dir_add_write_done then gives the WRITE's effects.
+ */
+cm_status_t cm_dir_add_write_nbi(cm_dir_t *dir, uint64_t page, uint64_t *old, bool *issued);
+cm_status_t cm_dir_add_write_done(cm_dir_t *dir, uint64_t page, uint64_t old,
+                                  cm_dir_entry_t *after, cm_dir_effects_t *fx);
+
 /* Resets the entries this process hosts to UNCACHED, home not fixed (no concurrent use!). */
 void cm_dir_reset_local(cm_dir_t *dir);
 

@@ -216,3 +216,45 @@ cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
     *after = e;
     return CM_OK;
 }
+
+cm_status_t cm_dir_add_write_nbi(cm_dir_t *dir, uint64_t page, uint64_t *old, bool *issued)
+{
+    int home = (int)(page % (uint64_t)dir->nprocs);
+    const uint64_t bit = 1ull << dir->rank;
+    cm_dir_entry_t e;
+    uint64_t w;
+
+    *issued = false;
+    if (dir->impl != CM_DIR_IMPL_ADD || !cm_dir_seen_word(dir, page, &w) ||
+        (dir->reset && !((w >> 32) & CM_DIR_CURRENT))) {
+        return CM_OK;
+    }
+    cm_dir_add_unpack(dir, page, w, &e);
+    if ((e.writers & bit) || !(e.sharers & bit)) {
+        return CM_OK; /* a writer already (nothing to do), or not ours to add to */
+    }
+    *issued = true;
+    dir->updates++;
+    return cm_rma_fadd_nbi(dir->rma, home, cm_dir_add_slot(dir, page),
+                           cm_dir_add_delta(CM_DIR_WRITE, dir->rank, false), old);
+}
+
+cm_status_t cm_dir_add_write_done(cm_dir_t *dir, uint64_t page, uint64_t old,
+                                  cm_dir_entry_t *after, cm_dir_effects_t *fx)
+{
+    int home = (int)(page % (uint64_t)dir->nprocs);
+    uint64_t w = old + cm_dir_add_delta(CM_DIR_WRITE, dir->rank, false);
+    cm_dir_entry_t e;
+
+    cm_assert(!dir->reset || ((old >> 32) & CM_DIR_CURRENT));
+    cm_dir_add_unpack(dir, page, old, &e);
+    cm_assert((e.sharers & (1ull << dir->rank)) && !(e.writers & (1ull << dir->rank)));
+    cm_dir_apply_add(&e, CM_DIR_WRITE, dir->rank, (uint32_t)home, dir->first_touch,
+                     dir->unsafe_threshold, fx);
+    cm_dir_add_seen(dir, page, w);
+    if (fx->became_unsafe) {
+        CM_CHECK(cm_dir_add_mark_unsafe(dir, page, home, w));
+    }
+    *after = e;
+    return CM_OK;
+}

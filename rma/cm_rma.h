@@ -258,6 +258,8 @@ cm_status_t cm_rma_fadd(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, u
 /* (No fetch-or/and: UCX 1.13's shared-memory transports leave memory unchanged on OR.) */
 /* Atomic add without result, complete at the next flush. */
 cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value);
+/* Fetch-and-add whose old value lands in *old at the next flush (*old must stay valid). */
+cm_status_t cm_rma_fadd_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old);
 /* Fetch-and-swap whose old value lands in *old at the next flush (*old must stay valid). */
 cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old);
 /* Compare-and-swap whose old value lands in *old at the next flush (many in one round trip). */

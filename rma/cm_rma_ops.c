@@ -462,6 +462,11 @@ static cm_status_t cm_rma_atomic_nbi(cm_rma_t *rma, ucp_atomic_op_t op, const ch
     return status;
 }
 
+cm_status_t cm_rma_fadd_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
+{
+    return cm_rma_atomic_nbi(rma, UCP_ATOMIC_OP_ADD, "fetch-and-add", pe, addr, value, old);
+}
+
 cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
 {
     return cm_rma_atomic_nbi(rma, UCP_ATOMIC_OP_SWAP, "atomic swap", pe, addr, value, old);

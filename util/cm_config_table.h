@@ -48,10 +48,12 @@
       "Cashmere variant, the paper's four letters: C copy page on fault / N line transfers; read " \
       "misses by H hardware / S software; writes forwarded to the home by H hardware / S software; " \
       "M merge buffer / N none. `cm_info --variants` says which this machine can run.") \
-    _(directory, DIRECTORY, ENUM, "auto", "auto|mcs|cas", "protocol", \
+    _(directory, DIRECTORY, ENUM, "auto", "auto|mcs|cas|add", "protocol", \
       "Directory entry update: mcs (the paper's per-entry MCS lock, entry fetch pipelined behind " \
-      "the lock's fetch-and-store; up to 64 processes) or cas (one 64-bit compare-and-swap word; " \
-      "up to 16 processes). auto: cas where it fits, else mcs.") \
+      "the lock's fetch-and-store; up to 64 processes), cas (one 64-bit compare-and-swap word; " \
+      "up to 16 processes) or add (that word changed by fetching adds that never hold it, each " \
+      "writer notifying the sharers it finds, notices in per-sender bins; up to 16 processes; " \
+      "no refetch or prefetch yet). auto: cas where it fits, else mcs.") \
     _(unsafe_threshold, UNSAFE_THRESHOLD, UINT, "8", "0..4294967295", "protocol", \
       "A page whose transition to weak needs more than this many write notices to other processes " \
       "becomes unsafe: from then on sharers check its directory entry at acquire instead of " \
@@ -100,7 +102,8 @@
       "passes over the pages written here. Shorter: stores reach homes sooner, at more CPU time " \
       "(the stats report it as offload_cpu_ns).") \
     _(wn_ring, WN_RING, UINT, "8192", "1..1073741824", "protocol", \
-      "Slots of each process's write-notice ring. When it overflows no notice is lost: the owner " \
+      "Slots of each process's write-notice ring (CM_DIRECTORY=add: shared out among the bins of " \
+      "its senders, a power of two each). When it overflows no notice is lost: the owner " \
       "invalidates every cached page at its next acquire (counted in the stats).") \
     _(locks, LOCKS, UINT, "131072", "1..16777216", "protocol", \
       "Number of lock ids cm_lock_acquire accepts (each costs 16 bytes per process).") \

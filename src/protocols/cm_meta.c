@@ -38,6 +38,13 @@ cm_status_t cm_meta_layout_compute(uint64_t npages, uint32_t nprocs, uint32_t nl
     out->wn_ctl        = cm_meta_take(&cursor, sizeof(uint64_t));
     out->wn_slots      = cm_meta_take(&cursor, (size_t)slots * sizeof(uint64_t));
     out->wn_pending    = cm_meta_take(&cursor, npages * sizeof(uint64_t));
+    /* The add form's bins share the ring's slots out among the senders (a power of two). */
+    out->bin_slots = 1;
+    while (out->bin_slots * 2 <= slots / nprocs) {
+        out->bin_slots *= 2;
+    }
+    out->wn_bins       = cm_meta_take(&cursor, (size_t)nprocs * cm_wn_bin_bytes(out->bin_slots));
+    out->wn_heads      = cm_meta_take(&cursor, (size_t)nprocs * sizeof(uint64_t));
     out->lock_tails    = cm_meta_take(&cursor, (size_t)out->lock_per_proc * sizeof(uint64_t));
     out->lock_qnodes   = cm_meta_take(&cursor, (size_t)nlocks * CM_META_LOCK_QNODE);
     out->barrier_flags = cm_meta_take(&cursor, CM_BARRIER_WORDS * sizeof(uint64_t));
@@ -52,6 +59,12 @@ cm_dir_seg_t cm_meta_dir_seg(const cm_meta_layout_t *m, char *base)
 {
     return (cm_dir_seg_t){.base = base, .entries = m->dir_entries, .per_proc = m->dir_per_proc,
                           .qnode = m->dir_qnode};
+}
+
+cm_wn_bin_seg_t cm_meta_wn_bin_seg(const cm_meta_layout_t *m, char *base)
+{
+    return (cm_wn_bin_seg_t){.base = base, .bins = m->wn_bins, .heads = m->wn_heads,
+                             .cap = m->bin_slots};
 }
 
 cm_wn_seg_t cm_meta_wn_seg(const cm_meta_layout_t *m, char *base)

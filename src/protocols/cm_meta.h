@@ -13,6 +13,7 @@
 #include "directory/cm_dir.h"
 #include "locks/cm_barrier.h"
 #include "writenotice/cm_wn.h"
+#include "writenotice/cm_wn_bin.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -43,6 +44,9 @@ typedef struct {
     size_t   wn_ctl;         /* write-notice ring: head (high 32 bits) | tail (low 32 bits) */
     size_t   wn_slots;       /* ring_slots words: page + 1, 0 = empty */
     size_t   wn_pending;     /* one word per page: 1 while a notice for it sits in the ring */
+    uint32_t bin_slots;      /* the add form's slots per sender: the ring's, shared out */
+    size_t   wn_bins;        /* the add form's notice bins: one per sender, bin_slots each */
+    size_t   wn_heads;       /* nprocs words: each receiver's consumed index of our bin there */
     size_t   lock_tails;     /* lock_per_proc words: MCS tail (rank + 1, 0 = free); lock l at home l % nprocs */
     size_t   lock_qnodes;    /* nlocks * CM_META_LOCK_QNODE */
     size_t   barrier_flags;  /* CM_BARRIER_WORDS words */
@@ -59,5 +63,6 @@ cm_status_t cm_meta_layout_compute(uint64_t npages, uint32_t nprocs, uint32_t nl
 /* Where the directory and the write-notice ring live in a segment at base with this layout. */
 cm_dir_seg_t cm_meta_dir_seg(const cm_meta_layout_t *m, char *base);
 cm_wn_seg_t cm_meta_wn_seg(const cm_meta_layout_t *m, char *base);
+cm_wn_bin_seg_t cm_meta_wn_bin_seg(const cm_meta_layout_t *m, char *base);
 
 #endif

@@ -55,9 +55,9 @@ int cm_check_max_procs(const cm_config_t *cfg, const char **setting, const char 
         *reason  = "as many as the Cashmere directory";
         return cm_protocol_treadmarks.max_procs;
     }
-    if (cfg->directory == CM_DIRECTORY_CAS) {
-        *setting = "CM_DIRECTORY=cas";
-        *reason  = "a directory entry is one 64-bit compare-and-swap word; mcs goes to 64";
+    if (cfg->directory == CM_DIRECTORY_CAS || cfg->directory == CM_DIRECTORY_ADD) {
+        *setting = (cfg->directory == CM_DIRECTORY_CAS) ? "CM_DIRECTORY=cas" : "CM_DIRECTORY=add";
+        *reason  = "a directory entry is one 64-bit word; mcs goes to 64";
         return CM_DIR_MAX_PROCS_CAS;
     }
     *setting = "CM_PROTOCOL=cashmere";

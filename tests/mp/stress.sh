@@ -23,7 +23,7 @@ usage: stress.sh [options]
   --rounds N        runs of every combination (default 1)
   --cases LIST      litmus cases (default: $ALL_CASES;
                     all: every case in one run)
-  --settings LIST   VARIANT/DIRECTORY for Cashmere, or treadmarks (default: both
+  --settings LIST   VARIANT/DIRECTORY for Cashmere, or treadmarks (default: the three
                     directory forms of every variant 'cm_info --variants' says runs here,
                     and treadmarks: $ALL_SETTINGS)
   --transports LIST shm, tcp, hosts (default: shm tcp); hosts: across two hosts, UCX choosing
@@ -73,7 +73,7 @@ for v in $(compgen -e | grep -E '^(CM|UCX)_'); do unset "$v"; done
 # The variant table, as this machine runs it over shared memory and over TCP.
 VARIANTS_SHM=$(UCX_TLS=posix,sysv,self "$CM_INFO" --variants) || die "$CM_INFO --variants failed"
 VARIANTS_TCP=$(UCX_TLS=tcp "$CM_INFO" --variants) || die "$CM_INFO --variants failed"
-ALL_SETTINGS="$(awk '$2 == "available" {printf "%s/cas %s/mcs ", $1, $1}' <<< "$VARIANTS_SHM")treadmarks"
+ALL_SETTINGS="$(awk '$2 == "available" {printf "%s/cas %s/mcs %s/add ", $1, $1, $1}' <<< "$VARIANTS_SHM")treadmarks"
 # has_column SETTING KEY=VALUE: whether the setting's variant has that column in the table.
 has_column() {
     case "$1" in treadmarks) return 1 ;; esac

@@ -119,7 +119,7 @@ expect_fail env CM_LAUNCHER=mpich "$CMRUN" -n 2 "$MP/mp_init"
 expect_out "CM_LAUNCHER='mpich' is not one of"
 
 note "process limits are checked by cmrun before launching: one line, at once"
-for c in "1000" "65" "65 CM_PROTOCOL=treadmarks" "17 CM_DIRECTORY=cas"; do
+for c in "1000" "65" "65 CM_PROTOCOL=treadmarks" "17 CM_DIRECTORY=cas" "17 CM_DIRECTORY=add"; do
     set -- $c
     n=$1; shift
     start=$SECONDS
@@ -134,6 +134,8 @@ expect_ok "$CM_INFO" --check -n 64
 expect_fail "$CM_INFO" --check -n 65
 expect_ok env CM_DIRECTORY=cas "$CM_INFO" --check -n 16
 expect_fail env CM_DIRECTORY=cas "$CM_INFO" --check -n 17
+expect_ok env CM_DIRECTORY=add "$CM_INFO" --check -n 16
+expect_fail env CM_DIRECTORY=add "$CM_INFO" --check -n 17
 
 note "a variant that is not implemented is refused by cmrun, from the variant table"
 implemented=$("$CM_INFO" --variants | awk '$2 != "not-implemented" {print $1}' | paste -sd, | sed 's/,/, /g')

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Release-consistency litmus tests of the Cashmere protocol over shared memory:
-# every variant this machine runs (the table), both directory forms, 2, 3 and 4 processes,
+# every variant this machine runs (the table), the three directory forms, 2, 3 and 4 processes,
 # with injected network latency, and with the unsafe-page and ring-overflow
 # paths forced (and shown to be taken).
 . "$top_srcdir/tests/lib.sh"
@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 for variant in $(available_variants); do
     for np in 2 3 4; do
-        for dir in cas mcs; do
+        for dir in cas mcs add; do
             note "$variant, $np processes, $dir directory"
             expect_ok env CM_VARIANT=$variant CM_DIRECTORY=$dir CM_STATS="$tmp/s.json" \
                 "$CMRUN" -n $np "$MP/mp_litmus" all --iters 30 --seed $np
@@ -34,27 +34,35 @@ for variant in $(available_variants); do
 done
 
 note "injected latency (5 us per remote operation) widens every race window"
-for dir in cas mcs; do
+for dir in cas mcs add; do
     expect_ok env CM_NET_LATENCY=5us CM_DIRECTORY=$dir "$CMRUN" -n 4 "$MP/mp_litmus" all \
         --iters 20 --seed 5
     expect_out "^litmus all: OK$"
 done
 
 note "every weak page unsafe (CM_UNSAFE_THRESHOLD=0): directory checks instead of notices"
-for seed in 1 2 3; do
-    expect_ok env CM_UNSAFE_THRESHOLD=0 CM_STATS="$tmp/u.json" "$CMRUN" -n 4 "$MP/mp_litmus" all \
-        --iters 30 --seed $seed
-    expect_out "^litmus all: OK$"
+for dir in auto add; do
+    for seed in 1 2 3; do
+        expect_ok env CM_DIRECTORY=$dir CM_UNSAFE_THRESHOLD=0 CM_STATS="$tmp/u.json" "$CMRUN" -n 4 \
+            "$MP/mp_litmus" all --iters 30 --seed $seed
+        expect_out "^litmus all: OK$"
+    done
+    [ "$(stats_total unsafe_pages "$tmp/u.json")" -gt 0 ] || fail "$dir: no page became unsafe"
+    [ "$(stats_total unsafe_checks "$tmp/u.json")" -gt 0 ] || fail "$dir: no unsafe page was checked"
 done
-[ "$(stats_total unsafe_pages "$tmp/u.json")" -gt 0 ] || fail "no page became unsafe"
-[ "$(stats_total unsafe_checks "$tmp/u.json")" -gt 0 ] || fail "no unsafe page was checked"
 
-note "a two-slot write-notice ring overflows without losing a notice"
-expect_ok env CM_WN_RING=2 CM_STATS="$tmp/o.json" "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 30
-expect_out "^litmus all: OK$"
-[ "$(stats_total ring_overflows "$tmp/o.json")" -gt 0 ] || fail "the ring never overflowed"
+note "a two-slot write-notice ring (add: two-slot bins) overflows without losing a notice"
+for dir in auto add; do
+    expect_ok env CM_DIRECTORY=$dir CM_WN_RING=2 CM_STATS="$tmp/o.json" "$CMRUN" -n 4 \
+        "$MP/mp_litmus" all --iters 30
+    expect_out "^litmus all: OK$"
+    [ "$(stats_total ring_overflows "$tmp/o.json")" -gt 0 ] || fail "$dir: the ring never overflowed"
+done
 
 note "fixed round-robin homes (CM_FIRST_TOUCH=no), a one-line merge buffer"
-expect_ok env CM_FIRST_TOUCH=no CM_MERGE_LINES=1 "$CMRUN" -n 4 "$MP/mp_litmus" all --iters 30
-expect_out "^litmus all: OK$"
+for dir in auto add; do
+    expect_ok env CM_DIRECTORY=$dir CM_FIRST_TOUCH=no CM_MERGE_LINES=1 "$CMRUN" -n 4 \
+        "$MP/mp_litmus" all --iters 30
+    expect_out "^litmus all: OK$"
+done
 echo "PASS"

@@ -6,7 +6,7 @@
 use_tcp lo
 for variant in $(available_variants); do
     for np in 2 3 4; do
-        for dir in cas mcs; do
+        for dir in cas mcs add; do
             note "TCP, $variant, $np processes, $dir directory"
             expect_ok env CM_VARIANT=$variant CM_DIRECTORY=$dir "$CMRUN" -n $np "$MP/mp_litmus" \
                 all --iters 20 --seed $np

@@ -255,6 +255,12 @@ cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value
     return CM_OK;
 }
 
+cm_status_t cm_rma_fadd_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
+{
+    *old = __atomic_fetch_add(fake_word(rma, pe, addr), value, __ATOMIC_SEQ_CST);
+    return CM_OK;
+}
+
 cm_status_t cm_rma_swap_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
 {
     return cm_rma_swap(rma, pe, addr, value, old);

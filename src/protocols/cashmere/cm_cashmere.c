@@ -103,7 +103,7 @@ static cm_status_t cm_cm_held(uint64_t p, const cm_dir_effects_t *fx, void *arg)
         CM_CHECK(cm_rma_get(cm_cm.rma, (int)fx->old_home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
         cm_cm.st.pages_fetched++;
     }
-    for (uint64_t mask = fx->notify; mask != 0; mask &= mask - 1) {
+    for (uint64_t mask = cm_cm.add_form ? 0 : fx->notify; mask != 0; mask &= mask - 1) {
         CM_CHECK(cm_wn_post(&cm_cm.wn, __builtin_ctzll(mask), p));
     }
     return CM_OK;
@@ -126,6 +126,13 @@ cm_status_t cm_cm_effects(uint64_t p, const cm_dir_entry_t *e, const cm_dir_effe
     }
     if (fx->became_unsafe) {
         cm_cm.st.unsafe_pages++;
+    }
+    if (cm_cm.add_form) {
+        /* Nothing is held in the add form: this update's notices go out with our next commit
+         * (the release's, or this acquire's end), before anyone can see our release. */
+        for (uint64_t mask = fx->notify; mask != 0; mask &= mask - 1) {
+            CM_CHECK(cm_wn_bin_post(&cm_cm.bins, __builtin_ctzll(mask), p));
+        }
     }
     return CM_OK;
 }
@@ -387,10 +394,53 @@ static cm_status_t cm_cm_invalidate_all(void)
 
 /* ---- release / acquire ------------------------------------------------------ */
 
+/*
+ * The add form's release: every dirty page's WRITE issued together (fetching adds that cannot
+ * fail), their words waited for at one flush with the write-throughs, then each page's notices
+ * posted from its word, committed and flushed: two round trips whatever the number of pages.
+ */
+static cm_status_t cm_cm_release_add(void)
+{
+    uint64_t n = 0;
+
+    for (uint64_t i = 0; i < cm_cm.dirty.n; i++) {
+        uint64_t p = cm_cm.dirty.v[i];
+        cm_pte_t *pte = &cm_cm.pte[p];
+        bool issued = false;
+        cm_assert(p < cm_cm.npages && (pte->flags & CM_PTE_LISTED));
+        CM_CHECK(cm_cm_settle(p));
+        if (pte->mapped && (pte->flags & CM_PTE_DIRTY) && !(pte->flags & CM_PTE_PROCESSED)) {
+            CM_CHECK(cm_dir_add_write_nbi(&cm_cm.dir, p, &cm_cm.wold[n], &issued));
+            if (issued) {
+                cm_cm.wpage[n++] = (uint32_t)p;
+                pte->flags |= CM_PTE_PROCESSED;
+            } else {
+                CM_CHECK(cm_cm_write_transition(p)); /* a writer already, or a word not seen */
+            }
+        }
+        pte->flags &= (uint8_t)~(CM_PTE_DIRTY | CM_PTE_LISTED);
+    }
+    cm_cm.dirty.n = 0;
+    if (n > 0) {
+        CM_CHECK(cm_cm_complete());
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        cm_dir_entry_t e;
+        cm_dir_effects_t fx;
+        CM_CHECK(cm_dir_add_write_done(&cm_cm.dir, cm_cm.wpage[i], cm_cm.wold[i], &e, &fx));
+        CM_CHECK(cm_cm_effects(cm_cm.wpage[i], &e, &fx));
+    }
+    CM_CHECK(cm_wn_bin_commit(&cm_cm.bins));
+    return cm_cm_complete();
+}
+
 static cm_status_t cm_cm_release_in(void)
 {
     cm_cm.st.releases++;
     cm_cm_write_flush();
+    if (cm_cm.add_form) {
+        return cm_cm_release_add();
+    }
     for (uint64_t i = 0; i < cm_cm.dirty.n; i++) {
         uint64_t p = cm_cm.dirty.v[i];
         cm_pte_t *pte = &cm_cm.pte[p];
@@ -422,7 +472,11 @@ static cm_status_t cm_cm_acquire_in(void)
     cm_cm_write_flush();
     CM_CHECK(cm_cm_complete());
 
-    CM_CHECK(cm_wn_drain(&cm_cm.wn, cm_cm_invalidate_visit, NULL, &overflow));
+    if (cm_cm.add_form) {
+        CM_CHECK(cm_wn_bin_drain(&cm_cm.bins, cm_cm_invalidate_visit, NULL, &overflow));
+    } else {
+        CM_CHECK(cm_wn_drain(&cm_cm.wn, cm_cm_invalidate_visit, NULL, &overflow));
+    }
     for (uint64_t i = 0; i < cm_cm.selfn.n; i++) {
         uint64_t p = cm_cm.selfn.v[i];
         cm_cm.pte[p].flags &= ~CM_PTE_SELF;
@@ -449,6 +503,11 @@ static cm_status_t cm_cm_acquire_in(void)
     cm_cm.unsafe.n = kept;
     if (overflow) {
         CM_CHECK(cm_cm_invalidate_all());
+    }
+    if (cm_cm.add_form) {
+        /* Notices of pages written and dropped here (cm_cm_invalidate): out before our next
+         * release's flush. */
+        CM_CHECK(cm_wn_bin_commit(&cm_cm.bins));
     }
     return cm_refetch_complete();
 }
@@ -485,6 +544,9 @@ static cm_status_t cm_cm_init_end(void)
     cm_refetch_reset();
     cm_dir_reset_local(&cm_cm.dir);
     cm_wn_reset_local(&cm_cm.wn);
+    if (cm_cm.add_form) {
+        CM_CHECK(cm_wn_bin_reset_local(&cm_cm.bins));
+    }
     CM_CHECK(cm_barrier_wait(&cm_cm.barrier));
     cm_cm.dir.first_touch = cm_cm.first_touch;
     cm_cm.init_phase      = false;
@@ -567,10 +629,10 @@ static void cm_cm_stats(cm_stats_t *s)
     s->total_ns           = cm_time_ns() - cm_cm.t_start;
     s->dir_updates        = cm_cm.dir.updates;
     s->dir_retries        = cm_cm.dir.retries;
-    s->notices_posted     = cm_cm.wn.posted;
+    s->notices_posted     = cm_cm.wn.posted + cm_cm.bins.posted;
     s->notices_suppressed = cm_cm.wn.suppressed;
-    s->notices_drained    = cm_cm.wn.drained;
-    s->ring_overflows     = cm_cm.wn.overflows;
+    s->notices_drained    = cm_cm.wn.drained + cm_cm.bins.drained;
+    s->ring_overflows     = cm_cm.wn.overflows + cm_cm.bins.overflows;
     s->puts               = r.puts;
     s->gets               = r.gets;
     s->atomics            = r.atomics;
@@ -593,6 +655,7 @@ static void cm_cm_stats_reset(void)
     cm_cm.dir.updates = cm_cm.dir.retries = 0;
     cm_cm.wn.posted = cm_cm.wn.suppressed = cm_cm.wn.drained = cm_cm.wn.overflows = 0;
     cm_cm.wn.full = 0;
+    cm_cm.bins.posted = cm_cm.bins.drained = cm_cm.bins.overflows = 0;
     cm_rma_get_stats(cm_cm.rma, &cm_cm.rma_base);
     if (cm_cm.write->ops->stats_reset != NULL) {
         cm_cm.write->ops->stats_reset(cm_cm.write);
@@ -662,6 +725,9 @@ static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
     case CM_DIRECTORY_CAS:
         impl = CM_DIR_IMPL_CAS;
         break;
+    case CM_DIRECTORY_ADD:
+        impl = CM_DIR_IMPL_ADD;
+        break;
     default:
         impl = (cm_cm.nprocs <= CM_DIR_MAX_PROCS_CAS) ? CM_DIR_IMPL_CAS : CM_DIR_IMPL_MCS;
         break;
@@ -670,6 +736,19 @@ static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
     wseg = cm_meta_wn_seg(cm_cm.meta, cm_cm.meta_base);
     CM_CHECK(cm_dir_init(&cm_cm.dir, cm_cm.rma, impl, &dseg, (unsigned)cfg->unsafe_threshold));
     CM_CHECK(cm_wn_init(&cm_cm.wn, cm_cm.rma, &wseg));
+    cm_cm.add_form = (impl == CM_DIR_IMPL_ADD);
+    if (cm_cm.add_form) {
+        cm_wn_bin_seg_t bseg = cm_meta_wn_bin_seg(cm_cm.meta, cm_cm.meta_base);
+        CM_CHECK(cm_wn_bin_init(&cm_cm.bins, cm_cm.rma, &bseg));
+        /* Reserved: a release batches as many WRITEs as it has dirty pages. */
+        cm_cm.wold  = cm_mem_reserve(cm_cm.npages * sizeof(*cm_cm.wold));
+        cm_cm.wpage = cm_mem_reserve(cm_cm.npages * sizeof(*cm_cm.wpage));
+        if (cm_cm.wold == NULL || cm_cm.wpage == NULL) {
+            cm_error("cashmere: out of memory for the release's batch of %" PRIu64 " pages",
+                     cm_cm.npages);
+            return CM_ERR_NO_MEMORY;
+        }
+    }
     cm_barrier_init(&cm_cm.barrier, cm_cm.rma,
                     (uint64_t *)(cm_cm.meta_base + cm_cm.meta->barrier_flags));
 
@@ -723,7 +802,9 @@ static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
              cm_cm.write_note ? ", " : "", cm_cm.write_note ? cm_cm.write_note : "",
              row->name[3], cm_variant_mechanism(cm_cm.variant, 3),
              row->note[0] ? "; note: " : "", row->note,
-             (impl == CM_DIR_IMPL_CAS) ? "compare-and-swap word" : "MCS lock per entry",
+             (impl == CM_DIR_IMPL_CAS)   ? "compare-and-swap word"
+             : (impl == CM_DIR_IMPL_ADD) ? "fetching adds, per-sender notice bins"
+                                         : "MCS lock per entry",
              cfg->first_touch ? "first touch after initialization" : "fixed");
     if (cm_cm.fill->ops->copies) {
         size_t len = strlen(cm_cm.describe);
@@ -769,6 +850,11 @@ static void cm_cm_fini(void)
     cm_cm.fill  = NULL;
     cm_cm.write = NULL;
     cm_wn_fini(&cm_cm.wn);
+    if (cm_cm.add_form) {
+        cm_wn_bin_fini(&cm_cm.bins);
+        cm_mem_release(cm_cm.wold, cm_cm.npages * sizeof(*cm_cm.wold));
+        cm_mem_release(cm_cm.wpage, cm_cm.npages * sizeof(*cm_cm.wpage));
+    }
     cm_dir_fini(&cm_cm.dir);
     cm_mem_release(cm_cm.pte, cm_cm.npages * sizeof(*cm_cm.pte));
     free(cm_cm.dirty.v);

@@ -212,6 +212,10 @@ typedef struct {
     const cm_meta_layout_t *meta;
     cm_dir_t               dir;
     cm_wn_t                wn;
+    cm_wn_bin_t            bins;        /* the add form's notices (the ring: the others') */
+    bool                   add_form;    /* CM_DIRECTORY=add */
+    uint64_t               *wold;       /* add form, a release's batch: each WRITE's old word */
+    uint32_t               *wpage;      /* ... and its page */
     cm_barrier_t           barrier;
     intptr_t               *home_delta; /* per rank: app address + delta = that rank's copy,
                                            reached by plain stores; 0: through RMA puts */
