@@ -217,14 +217,13 @@ static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
 /* ---- CAS form ------------------------------------------------------------ */
 
 /* Looks at a busy entry's word again until its updater is done (or an operation fails). */
-static cm_status_t cm_dir_cas_wait_idle(cm_dir_t *dir, uint64_t page, int home, uint64_t *word,
-                                        uint64_t *cur)
+cm_status_t cm_dir_wait_idle(cm_dir_t *dir, uint64_t page, int home, uint64_t *word, uint64_t *cur)
 {
     cm_dir_entry_t e;
     cm_status_t status;
 
     cm_rma_why_push(dir->rma, CM_RMA_WHY("the directory entry of page %a, busy with another "
-                                         "process's update (its home is rank %b)", NULL, page,
+                                         "process's update or claim (its home is rank %b)", NULL, page,
                                          (uint64_t)home, -1));
     do {
         cm_rma_progress(dir->rma);
@@ -294,7 +293,7 @@ static cm_status_t cm_dir_cas_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
         if (e.flags & CM_DIR_BUSY) {
             /* Its updater is still posting notices or copying the page in: the state it shows
              * cannot be relied on yet. Wait and look again. */
-            status = cm_dir_cas_wait_idle(dir, page, home, word, &cur);
+            status = cm_dir_wait_idle(dir, page, home, word, &cur);
             first  = false;
             continue;
         }

@@ -149,6 +149,7 @@ typedef struct {
     bool                   reset;          /* the initialization phase ended: entries without
                                               CM_DIR_CURRENT are from before and count as empty */
     uint64_t               updates;        /* directory read-modify-writes issued */
+    bool                   leaves_unfenced; /* add form: leaves issued since the last fence */
     uint64_t               retries;        /* CAS form: failed compare-and-swaps */
     uint64_t               *guess;         /* CAS form: per page, the entry word as we last saw
                                               it (0: none), the compare value of the next update
@@ -253,6 +254,10 @@ cm_status_t cm_dir_join_nbi(cm_dir_t *dir, uint64_t page, uint64_t word, uint64_
  * found is kept as the page's next guess. */
 bool cm_dir_join_done(cm_dir_t *dir, uint64_t page, uint64_t word, uint64_t old,
                       const cm_dir_entry_t *after);
+
+/* Reads page's entry word (at word, on home) into *cur until it is not BUSY (both one-word
+ * forms: a claim, or the CAS form's held section). */
+cm_status_t cm_dir_wait_idle(cm_dir_t *dir, uint64_t page, int home, uint64_t *word, uint64_t *cur);
 
 /* The add form's update (cm_dir_update_seen calls it; in cm_dir_add.c). Its held callback
  * runs only for a claim that copies the page in: notices are the caller's to post, at its

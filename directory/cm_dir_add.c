@@ -20,7 +20,6 @@
 #include "util/cm_log.h"
 
 #include <inttypes.h>
-#include <sched.h>
 
 #define CM_DIR_BUSY_WORD ((uint64_t)CM_DIR_BUSY << 32) /* the flag in the packed word */
 
@@ -43,28 +42,25 @@ static void cm_dir_add_unpack(const cm_dir_t *dir, uint64_t page, uint64_t w, cm
     }
 }
 
+/*
+ * A leave is fenced before the next update of its entry, not at once: one fence after an
+ * acquire's leaves, paid by whatever update comes next (where the transport's fence is a
+ * flush, that is one round trip for all of them, not one each).
+ */
+static cm_status_t cm_dir_add_fence_leaves(cm_dir_t *dir)
+{
+    if (!dir->leaves_unfenced) {
+        return CM_OK;
+    }
+    dir->leaves_unfenced = false;
+    return cm_rma_fence(dir->rma);
+}
+
 static void cm_dir_add_seen(cm_dir_t *dir, uint64_t page, uint64_t w)
 {
     if (dir->guess != NULL) {
         dir->guess[page] = w;
     }
-}
-
-/* Reads page's word until no claim holds it (a first toucher copying the page in). */
-static cm_status_t cm_dir_add_wait_idle(cm_dir_t *dir, uint64_t page, int home, uint64_t *w)
-{
-    cm_status_t status;
-
-    cm_rma_why_push(dir->rma, CM_RMA_WHY("the directory entry of page %a, claimed by its first "
-                                         "toucher (its home is rank %b)", NULL, page,
-                                         (uint64_t)home, -1));
-    do {
-        cm_rma_progress(dir->rma);
-        sched_yield();
-        status = cm_rma_get(dir->rma, home, w, cm_dir_add_slot(dir, page), sizeof(*w));
-    } while (status == CM_OK && (*w & CM_DIR_BUSY_WORD));
-    cm_rma_why_pop(dir->rma);
-    return status;
 }
 
 /* Sets UNSAFE in page's word (a WRITE found too many sharers to notify again and again). */
@@ -100,12 +96,13 @@ static cm_status_t cm_dir_add_cas(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
     cm_dir_entry_t e;
     bool busy;
 
+    CM_CHECK(cm_dir_add_fence_leaves(dir));
     if (!known) {
         CM_CHECK(cm_rma_get(dir->rma, home, &cur, word, sizeof(cur)));
     }
     for (;;) {
         if (cur & CM_DIR_BUSY_WORD) {
-            CM_CHECK(cm_dir_add_wait_idle(dir, page, home, &cur));
+            CM_CHECK(cm_dir_wait_idle(dir, page, home, word, &cur));
         }
         cm_dir_add_unpack(dir, page, cur, &e);
         cm_dir_apply_add(&e, op, dir->rank, (uint32_t)home, dir->first_touch,
@@ -160,6 +157,7 @@ cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
         if (op != CM_DIR_LEAVE) {
             return cm_dir_add_cas(dir, page, op, held, arg, w, known, after, fx);
         }
+        CM_CHECK(cm_dir_add_fence_leaves(dir));
         CM_CHECK(cm_rma_get(dir->rma, home, &w, word, sizeof(w)));
         cm_dir_add_unpack(dir, page, w, &e);
     }
@@ -174,16 +172,17 @@ cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
     delta = cm_dir_add_delta(op, dir->rank, writer);
     dir->updates++;
     if (op == CM_DIR_LEAVE) {
-        /* Not waited for: whatever we issue next lands after it. */
+        /* Not waited for: our next update of an entry is fenced behind it. */
         cm_assert(e.sharers & bit);
         CM_CHECK(cm_rma_add_nbi(dir->rma, home, word, delta));
-        CM_CHECK(cm_rma_fence(dir->rma));
+        dir->leaves_unfenced = true;
         cm_dir_add_seen(dir, page, w + delta);
         cm_dir_apply_add(&e, op, dir->rank, (uint32_t)home, dir->first_touch,
                          dir->unsafe_threshold, fx);
         *after = e;
         return CM_OK;
     }
+    CM_CHECK(cm_dir_add_fence_leaves(dir));
     CM_CHECK(cm_rma_fadd(dir->rma, home, word, delta, &old));
     cm_assert(!dir->reset || ((old >> 32) & CM_DIR_CURRENT)); /* current since seen */
     cm_dir_add_unpack(dir, page, old, &e);
@@ -202,7 +201,7 @@ cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
     if (op == CM_DIR_JOIN && (old & CM_DIR_BUSY_WORD)) {
         /* A claim in progress: in the set now, but its data is still on its way in. */
         uint64_t now;
-        CM_CHECK(cm_dir_add_wait_idle(dir, page, home, &now));
+        CM_CHECK(cm_dir_wait_idle(dir, page, home, word, &now));
         e.flags &= ~CM_DIR_BUSY;
         w &= ~CM_DIR_BUSY_WORD;
     }
@@ -235,6 +234,7 @@ cm_status_t cm_dir_add_write_nbi(cm_dir_t *dir, uint64_t page, uint64_t *old, bo
     }
     *issued = true;
     dir->updates++;
+    CM_CHECK(cm_dir_add_fence_leaves(dir));
     return cm_rma_fadd_nbi(dir->rma, home, cm_dir_add_slot(dir, page),
                            cm_dir_add_delta(CM_DIR_WRITE, dir->rank, false), old);
 }

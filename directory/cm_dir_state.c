@@ -28,18 +28,17 @@ const char *cm_dir_state_name(cm_page_state_t s)
     return ((unsigned)s < 4) ? names[s] : "?";
 }
 
-void cm_dir_apply(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_rr, bool first_touch,
-                  unsigned unsafe_threshold, cm_dir_effects_t *fx)
+/* The sets, the home and the tag after op by me: what every form's rule starts from. */
+static void cm_dir_apply_sets(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_rr,
+                              bool first_touch, cm_dir_effects_t *fx)
 {
     const uint64_t bit = 1ull << me;
-    const bool unsafe = (e->flags & CM_DIR_UNSAFE) != 0;
 
     memset(fx, 0, sizeof(*fx));
     fx->before = cm_dir_state(e->sharers, e->writers);
     if (!(e->flags & CM_DIR_HOME_FIXED)) {
         e->home = home_rr;
     }
-
     switch (op) {
     case CM_DIR_JOIN:
         if (first_touch && !(e->flags & CM_DIR_HOME_FIXED)) {
@@ -63,18 +62,32 @@ void cm_dir_apply(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_rr, b
         break;
     }
     fx->after = cm_dir_state(e->sharers, e->writers);
+}
 
+/* More remote notices than the threshold: the page turns UNSAFE (they still go out once). */
+static void cm_dir_apply_threshold(cm_dir_entry_t *e, uint64_t others, unsigned unsafe_threshold,
+                                   cm_dir_effects_t *fx)
+{
+    if ((unsigned)__builtin_popcountll(others) > unsafe_threshold) {
+        e->flags |= CM_DIR_UNSAFE;
+        fx->became_unsafe = true;
+    }
+    fx->notify = others;
+}
+
+void cm_dir_apply(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_rr, bool first_touch,
+                  unsigned unsafe_threshold, cm_dir_effects_t *fx)
+{
+    const uint64_t bit = 1ull << me;
+    const bool unsafe = (e->flags & CM_DIR_UNSAFE) != 0;
+
+    cm_dir_apply_sets(e, op, me, home_rr, first_touch, fx);
     if (op == CM_DIR_LEAVE || fx->after != CM_PAGE_WEAK || unsafe) {
         return; /* no notices: not weak, or unsafe (sharers check the directory instead) */
     }
     if (fx->before != CM_PAGE_WEAK) {
         /* Into WEAK: every sharer, me included, must get a notice. */
-        uint64_t others = e->sharers & ~bit;
-        if ((unsigned)__builtin_popcountll(others) > unsafe_threshold) {
-            e->flags |= CM_DIR_UNSAFE;
-            fx->became_unsafe = true;
-        }
-        fx->notify      = others;
+        cm_dir_apply_threshold(e, e->sharers & ~bit, unsafe_threshold, fx);
         fx->self_notice = true;
     } else if (op == CM_DIR_JOIN) {
         /* Joining a page that is already WEAK: the others hold notices, I need one. */
@@ -88,43 +101,16 @@ void cm_dir_apply_add(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_r
     const uint64_t bit = 1ull << me;
     const bool unsafe = (e->flags & CM_DIR_UNSAFE) != 0;
 
-    memset(fx, 0, sizeof(*fx));
-    fx->before = cm_dir_state(e->sharers, e->writers);
-    if (!(e->flags & CM_DIR_HOME_FIXED)) {
-        e->home = home_rr;
+    cm_dir_apply_sets(e, op, me, home_rr, first_touch, fx);
+    if (unsafe) {
+        return; /* sharers check the directory at acquire */
     }
-    switch (op) {
-    case CM_DIR_JOIN:
-        if (first_touch && !(e->flags & CM_DIR_HOME_FIXED)) {
-            fx->claimed_home = true;
-            fx->old_home     = home_rr;
-            e->home          = (uint32_t)me;
-            e->flags        |= CM_DIR_HOME_FIXED;
-        }
-        e->sharers |= bit;
+    if (op == CM_DIR_JOIN) {
         /* A writer's later stores may miss our copy: noticed at our next acquire. */
-        fx->self_notice = !unsafe && (e->writers & ~bit) != 0;
-        break;
-    case CM_DIR_WRITE:
-        e->sharers |= bit;
-        e->writers |= bit;
-        if (!unsafe) {
-            fx->notify = e->sharers & ~bit;
-            if ((unsigned)__builtin_popcountll(fx->notify) > unsafe_threshold) {
-                e->flags |= CM_DIR_UNSAFE;
-                fx->became_unsafe = true;
-            }
-        }
-        break;
-    case CM_DIR_LEAVE:
-        if (e->writers & bit) {
-            e->leaves = (e->leaves + 1) & CM_DIR_LEAVES_MASK;
-        }
-        e->sharers &= ~bit;
-        e->writers &= ~bit;
-        break;
+        fx->self_notice = (e->writers & ~bit) != 0;
+    } else if (op == CM_DIR_WRITE) {
+        cm_dir_apply_threshold(e, e->sharers & ~bit, unsafe_threshold, fx);
     }
-    fx->after = cm_dir_state(e->sharers, e->writers);
 }
 
 uint64_t cm_dir_add_delta(cm_dir_op_t op, int me, bool writer)
