@@ -91,7 +91,7 @@ for detect in fault scan; do
     done
 done
 for v in CHSM CHSN NSSN; do
-    for dir in cas mcs; do
+    for dir in cas mcs add; do
         note "TCP, Cashmere $v, $dir directory, 4 processes"
         asan_run 4 CM_PROTOCOL=cashmere CM_VARIANT=$v CM_DIRECTORY=$dir "$MP/mp_litmus" all \
             --iters 10 --seed 5

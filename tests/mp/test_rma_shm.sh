@@ -22,8 +22,8 @@ note "sleeping target"
 expect_ok env UCX_ATOMIC_MODE=device CM_WAIT=spin CM_PROGRESS_THREAD=off "$CMRUN" -n 4 \
     "$MP/mp_rma" --expect-mapped yes
 expect_out "mp_rma: swap, fence, get in order at every rank \([1-9][0-9]* of 3 waited"
-note "the protocol with every atomic emulated, both directory forms"
-for dir in mcs cas; do
+note "the protocol with every atomic emulated, the three directory forms"
+for dir in mcs cas add; do
     expect_ok env UCX_ATOMIC_MODE=device CM_DIRECTORY=$dir "$CMRUN" -n 4 "$MP/mp_litmus" all \
         --iters 20
     expect_out "^litmus all: OK$"
