@@ -38,6 +38,7 @@ timed() {
 }
 
 settings=("CM_PROTOCOL=cashmere CM_DIRECTORY=cas" "CM_PROTOCOL=cashmere CM_DIRECTORY=mcs"
+          "CM_PROTOCOL=cashmere CM_DIRECTORY=add"
           "CM_PROTOCOL=treadmarks")
 report=()
 for setting in "${settings[@]}"; do
