@@ -9,7 +9,7 @@
  *   both: word 4 the page version (bumped by a leaving writer, fetch-and-add)
  */
 #include "config.h"
-#include "directory/cm_dir.h"
+#include "directory/cm_dir_int.h"
 #include "locks/cm_mcs.h"
 #include "util/cm_error.h"
 #include "util/cm_log.h"
@@ -25,18 +25,7 @@ typedef struct {
     uint64_t       data[3]; /* the entry, handed over by the predecessor with the lock */
 } cm_dir_qnode_t;
 
-static inline uint64_t *cm_dir_slot(cm_dir_t *dir, uint64_t page)
-{
-    return (uint64_t *)(dir->seg.base + dir->seg.entries +
-                        (page / (uint64_t)dir->nprocs) * CM_DIR_ENTRY_BYTES);
-}
-
 #define CM_DIR_VERSION_WORD 4
-
-static inline int cm_dir_home_of(cm_dir_t *dir, uint64_t page)
-{
-    return (int)(page % (uint64_t)dir->nprocs);
-}
 
 cm_status_t cm_dir_init(cm_dir_t *dir, cm_rma_t *rma, cm_dir_impl_t impl, const cm_dir_seg_t *seg,
                         unsigned unsafe_threshold)
@@ -389,13 +378,18 @@ cm_status_t cm_dir_peek_nbi(cm_dir_t *dir, uint64_t page, uint64_t *word)
                           sizeof(*word));
 }
 
-void cm_dir_peek_entry(cm_dir_t *dir, uint64_t page, uint64_t word, cm_dir_entry_t *e)
+void cm_dir_word_entry(const cm_dir_t *dir, uint64_t page, uint64_t w, cm_dir_entry_t *e)
 {
-    cm_dir_cas_unpack(word, e);
+    cm_dir_cas_unpack(w, e);
     cm_dir_current(dir, e);
     if (!(e->flags & CM_DIR_HOME_FIXED)) {
-        e->home = (uint32_t)cm_dir_home_of(dir, page);
+        e->home = (uint32_t)(page % (uint64_t)dir->nprocs);
     }
+}
+
+void cm_dir_peek_entry(cm_dir_t *dir, uint64_t page, uint64_t word, cm_dir_entry_t *e)
+{
+    cm_dir_word_entry(dir, page, word, e);
     if (dir->guess != NULL) {
         dir->guess[page] = word;
     }

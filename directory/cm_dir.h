@@ -255,17 +255,6 @@ cm_status_t cm_dir_join_nbi(cm_dir_t *dir, uint64_t page, uint64_t word, uint64_
 bool cm_dir_join_done(cm_dir_t *dir, uint64_t page, uint64_t word, uint64_t old,
                       const cm_dir_entry_t *after);
 
-/* Reads page's entry word (at word, on home) into *cur until it is not BUSY (both one-word
- * forms: a claim, or the CAS form's held section). */
-cm_status_t cm_dir_wait_idle(cm_dir_t *dir, uint64_t page, int home, uint64_t *word, uint64_t *cur);
-
-/* The add form's update (cm_dir_update_seen calls it; in cm_dir_add.c). Its held callback
- * runs only for a claim that copies the page in: notices are the caller's to post, at its
- * release (fx->notify), and LEAVE is not waited for. */
-cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
-                              cm_dir_held_fn_t held, void *arg, uint64_t seen,
-                              cm_dir_entry_t *after, cm_dir_effects_t *fx);
-
 /*
  * The add form's WRITE in a batch (a release's dirty pages, waited for at one flush): issued
  * as a fetching add whose old word lands in *old at the caller's next flush. *issued is false

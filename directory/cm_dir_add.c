@@ -15,32 +15,13 @@
  * land on bits that count as empty), and marking a page UNSAFE.
  */
 #include "config.h"
-#include "directory/cm_dir.h"
+#include "directory/cm_dir_int.h"
 #include "util/cm_error.h"
 #include "util/cm_log.h"
 
 #include <inttypes.h>
 
 #define CM_DIR_BUSY_WORD ((uint64_t)CM_DIR_BUSY << 32) /* the flag in the packed word */
-
-static inline uint64_t *cm_dir_add_slot(cm_dir_t *dir, uint64_t page)
-{
-    return (uint64_t *)(dir->seg.base + dir->seg.entries +
-                        (page / (uint64_t)dir->nprocs) * CM_DIR_ENTRY_BYTES);
-}
-
-/* The entry as it stands in word w: one left from the initialization phase is empty, an
- * unfixed home is the round-robin one. */
-static void cm_dir_add_unpack(const cm_dir_t *dir, uint64_t page, uint64_t w, cm_dir_entry_t *e)
-{
-    cm_dir_cas_unpack(w, e);
-    if (dir->reset && !(e->flags & CM_DIR_CURRENT)) {
-        *e = (cm_dir_entry_t){0};
-    }
-    if (!(e->flags & CM_DIR_HOME_FIXED)) {
-        e->home = (uint32_t)(page % (uint64_t)dir->nprocs);
-    }
-}
 
 /*
  * A leave is fenced before the next update of its entry, not at once: one fence after an
@@ -70,7 +51,7 @@ static cm_status_t cm_dir_add_mark_unsafe(cm_dir_t *dir, uint64_t page, int home
     uint64_t old;
 
     while (!(cur & flag)) {
-        CM_CHECK(cm_rma_cswap(dir->rma, home, cm_dir_add_slot(dir, page), cur, cur | flag, &old));
+        CM_CHECK(cm_rma_cswap(dir->rma, home, cm_dir_slot(dir, page), cur, cur | flag, &old));
         if (old == cur) {
             cur |= flag;
             break;
@@ -91,8 +72,8 @@ static cm_status_t cm_dir_add_cas(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
                                   cm_dir_held_fn_t held, void *arg, uint64_t cur, bool known,
                                   cm_dir_entry_t *after, cm_dir_effects_t *fx)
 {
-    int home = (int)(page % (uint64_t)dir->nprocs);
-    uint64_t *word = cm_dir_add_slot(dir, page), next, old;
+    int home = cm_dir_home_of(dir, page);
+    uint64_t *word = cm_dir_slot(dir, page), next, old;
     cm_dir_entry_t e;
     bool busy;
 
@@ -104,7 +85,7 @@ static cm_status_t cm_dir_add_cas(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
         if (cur & CM_DIR_BUSY_WORD) {
             CM_CHECK(cm_dir_wait_idle(dir, page, home, word, &cur));
         }
-        cm_dir_add_unpack(dir, page, cur, &e);
+        cm_dir_word_entry(dir, page, cur, &e);
         cm_dir_apply_add(&e, op, dir->rank, (uint32_t)home, dir->first_touch,
                          dir->unsafe_threshold, fx);
         if (dir->reset) {
@@ -141,14 +122,14 @@ cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
                               cm_dir_held_fn_t held, void *arg, uint64_t seen,
                               cm_dir_entry_t *after, cm_dir_effects_t *fx)
 {
-    int home = (int)(page % (uint64_t)dir->nprocs);
-    uint64_t *word = cm_dir_add_slot(dir, page), w = seen, old, delta;
+    int home = cm_dir_home_of(dir, page);
+    uint64_t *word = cm_dir_slot(dir, page), w = seen, old, delta;
     const uint64_t bit = 1ull << dir->rank;
     bool known = (seen != 0) || cm_dir_seen_word(dir, page, &w), writer;
     cm_dir_entry_t e;
 
     if (known) {
-        cm_dir_add_unpack(dir, page, w, &e);
+        cm_dir_word_entry(dir, page, w, &e);
     }
     /* An add needs a word whose bits count (written since the reset) and, to join, a home that
      * no longer moves: else the compare-and-swap. */
@@ -159,7 +140,7 @@ cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
         }
         CM_CHECK(cm_dir_add_fence_leaves(dir));
         CM_CHECK(cm_rma_get(dir->rma, home, &w, word, sizeof(w)));
-        cm_dir_add_unpack(dir, page, w, &e);
+        cm_dir_word_entry(dir, page, w, &e);
     }
     writer = (e.writers & bit) != 0;
     if (op == CM_DIR_WRITE && writer) {
@@ -185,7 +166,7 @@ cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
     CM_CHECK(cm_dir_add_fence_leaves(dir));
     CM_CHECK(cm_rma_fadd(dir->rma, home, word, delta, &old));
     cm_assert(!dir->reset || ((old >> 32) & CM_DIR_CURRENT)); /* current since seen */
-    cm_dir_add_unpack(dir, page, old, &e);
+    cm_dir_word_entry(dir, page, old, &e);
     cm_assert((op == CM_DIR_JOIN) ? !(e.sharers & bit) : (e.sharers & bit) && !writer);
     /* The early copy holds if no writer left since the word it was got after (its tag). */
     fx->as_seen = false;
@@ -218,7 +199,7 @@ cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
 
 cm_status_t cm_dir_add_write_nbi(cm_dir_t *dir, uint64_t page, uint64_t *old, bool *issued)
 {
-    int home = (int)(page % (uint64_t)dir->nprocs);
+    int home = cm_dir_home_of(dir, page);
     const uint64_t bit = 1ull << dir->rank;
     cm_dir_entry_t e;
     uint64_t w;
@@ -228,26 +209,26 @@ cm_status_t cm_dir_add_write_nbi(cm_dir_t *dir, uint64_t page, uint64_t *old, bo
         (dir->reset && !((w >> 32) & CM_DIR_CURRENT))) {
         return CM_OK;
     }
-    cm_dir_add_unpack(dir, page, w, &e);
+    cm_dir_word_entry(dir, page, w, &e);
     if ((e.writers & bit) || !(e.sharers & bit)) {
         return CM_OK; /* a writer already (nothing to do), or not ours to add to */
     }
     *issued = true;
     dir->updates++;
     CM_CHECK(cm_dir_add_fence_leaves(dir));
-    return cm_rma_fadd_nbi(dir->rma, home, cm_dir_add_slot(dir, page),
+    return cm_rma_fadd_nbi(dir->rma, home, cm_dir_slot(dir, page),
                            cm_dir_add_delta(CM_DIR_WRITE, dir->rank, false), old);
 }
 
 cm_status_t cm_dir_add_write_done(cm_dir_t *dir, uint64_t page, uint64_t old,
                                   cm_dir_entry_t *after, cm_dir_effects_t *fx)
 {
-    int home = (int)(page % (uint64_t)dir->nprocs);
+    int home = cm_dir_home_of(dir, page);
     uint64_t w = old + cm_dir_add_delta(CM_DIR_WRITE, dir->rank, false);
     cm_dir_entry_t e;
 
     cm_assert(!dir->reset || ((old >> 32) & CM_DIR_CURRENT));
-    cm_dir_add_unpack(dir, page, old, &e);
+    cm_dir_word_entry(dir, page, old, &e);
     cm_assert((e.sharers & (1ull << dir->rank)) && !(e.writers & (1ull << dir->rank)));
     cm_dir_apply_add(&e, CM_DIR_WRITE, dir->rank, (uint32_t)home, dir->first_touch,
                      dir->unsafe_threshold, fx);
