@@ -99,11 +99,13 @@ static cm_status_t cm_cm_held(uint64_t p, const cm_dir_effects_t *fx, void *arg)
     /* The ordering invariant's precondition (docs/ARCHITECTURE.md): the entry is held while
      * notices go out, and never to ourselves (a self-notice is local, cm_cm_effects). */
     cm_assert(!(fx->notify & (1ull << cm_cm.me)));
+    /* The add form holds an entry only for a claim, which notifies nobody. */
+    cm_assert(!cm_cm_add_form() || fx->notify == 0);
     if (fx->claimed_home && fx->old_home != (uint32_t)cm_cm.me) {
         CM_CHECK(cm_rma_get(cm_cm.rma, (int)fx->old_home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
         cm_cm.st.pages_fetched++;
     }
-    for (uint64_t mask = cm_cm.add_form ? 0 : fx->notify; mask != 0; mask &= mask - 1) {
+    for (uint64_t mask = fx->notify; mask != 0; mask &= mask - 1) {
         CM_CHECK(cm_wn_post(&cm_cm.wn, __builtin_ctzll(mask), p));
     }
     return CM_OK;
@@ -127,7 +129,7 @@ cm_status_t cm_cm_effects(uint64_t p, const cm_dir_entry_t *e, const cm_dir_effe
     if (fx->became_unsafe) {
         cm_cm.st.unsafe_pages++;
     }
-    if (cm_cm.add_form) {
+    if (cm_cm_add_form()) {
         /* Nothing is held in the add form: this update's notices go out with our next commit
          * (the release's, or this acquire's end), before anyone can see our release. */
         for (uint64_t mask = fx->notify; mask != 0; mask &= mask - 1) {
@@ -395,32 +397,29 @@ static cm_status_t cm_cm_invalidate_all(void)
 /* ---- release / acquire ------------------------------------------------------ */
 
 /*
- * The add form's release: every dirty page's WRITE issued together (fetching adds that cannot
- * fail), their words waited for at one flush with the write-throughs, then each page's notices
- * posted from its word, committed and flushed: two round trips whatever the number of pages.
+ * A dirty page's write transition at a release. The add form's goes into the release's batch
+ * (a fetching add, its word due at the release's flush); a writer already, a word not seen, or
+ * another form's: at once.
  */
-static cm_status_t cm_cm_release_add(void)
+static cm_status_t cm_cm_release_page(uint64_t p, uint64_t *batched)
 {
-    uint64_t n = 0;
+    bool issued = false;
 
-    for (uint64_t i = 0; i < cm_cm.dirty.n; i++) {
-        uint64_t p = cm_cm.dirty.v[i];
-        cm_pte_t *pte = &cm_cm.pte[p];
-        bool issued = false;
-        cm_assert(p < cm_cm.npages && (pte->flags & CM_PTE_LISTED));
-        CM_CHECK(cm_cm_settle(p));
-        if (pte->mapped && (pte->flags & CM_PTE_DIRTY) && !(pte->flags & CM_PTE_PROCESSED)) {
-            CM_CHECK(cm_dir_add_write_nbi(&cm_cm.dir, p, &cm_cm.wold[n], &issued));
-            if (issued) {
-                cm_cm.wpage[n++] = (uint32_t)p;
-                pte->flags |= CM_PTE_PROCESSED;
-            } else {
-                CM_CHECK(cm_cm_write_transition(p)); /* a writer already, or a word not seen */
-            }
-        }
-        pte->flags &= (uint8_t)~(CM_PTE_DIRTY | CM_PTE_LISTED);
+    if (cm_cm_add_form()) {
+        CM_CHECK(cm_dir_add_write_nbi(&cm_cm.dir, p, &cm_cm.wold[*batched], &issued));
     }
-    cm_cm.dirty.n = 0;
+    if (!issued) {
+        return cm_cm_write_transition(p);
+    }
+    cm_cm.wpage[(*batched)++] = (uint32_t)p;
+    cm_cm.pte[p].flags |= CM_PTE_PROCESSED;
+    return CM_OK;
+}
+
+/* The add form's batch of n WRITEs: their words, with the write-throughs, at one flush; then
+ * the notices they call for, committed and flushed: two round trips whatever the pages. */
+static cm_status_t cm_cm_release_batch(uint64_t n)
+{
     if (n > 0) {
         CM_CHECK(cm_cm_complete());
     }
@@ -436,22 +435,24 @@ static cm_status_t cm_cm_release_add(void)
 
 static cm_status_t cm_cm_release_in(void)
 {
+    uint64_t batched = 0;
+
     cm_cm.st.releases++;
     cm_cm_write_flush();
-    if (cm_cm.add_form) {
-        return cm_cm_release_add();
-    }
     for (uint64_t i = 0; i < cm_cm.dirty.n; i++) {
         uint64_t p = cm_cm.dirty.v[i];
         cm_pte_t *pte = &cm_cm.pte[p];
         cm_assert(p < cm_cm.npages && (pte->flags & CM_PTE_LISTED)); /* listed once, flagged */
         CM_CHECK(cm_cm_settle(p));
         if (pte->mapped && (pte->flags & CM_PTE_DIRTY) && !(pte->flags & CM_PTE_PROCESSED)) {
-            CM_CHECK(cm_cm_write_transition(p));
+            CM_CHECK(cm_cm_release_page(p, &batched));
         }
         pte->flags &= (uint8_t)~(CM_PTE_DIRTY | CM_PTE_LISTED);
     }
     cm_cm.dirty.n = 0;
+    if (cm_cm_add_form()) {
+        return cm_cm_release_batch(batched);
+    }
     /* Write-throughs and notices complete before anyone can see the release. */
     return cm_cm_complete();
 }
@@ -472,7 +473,7 @@ static cm_status_t cm_cm_acquire_in(void)
     cm_cm_write_flush();
     CM_CHECK(cm_cm_complete());
 
-    if (cm_cm.add_form) {
+    if (cm_cm_add_form()) {
         CM_CHECK(cm_wn_bin_drain(&cm_cm.bins, cm_cm_invalidate_visit, NULL, &overflow));
     } else {
         CM_CHECK(cm_wn_drain(&cm_cm.wn, cm_cm_invalidate_visit, NULL, &overflow));
@@ -504,7 +505,7 @@ static cm_status_t cm_cm_acquire_in(void)
     if (overflow) {
         CM_CHECK(cm_cm_invalidate_all());
     }
-    if (cm_cm.add_form) {
+    if (cm_cm_add_form()) {
         /* Notices of pages written and dropped here (cm_cm_invalidate): out before our next
          * release's flush. */
         CM_CHECK(cm_wn_bin_commit(&cm_cm.bins));
@@ -544,7 +545,7 @@ static cm_status_t cm_cm_init_end(void)
     cm_refetch_reset();
     cm_dir_reset_local(&cm_cm.dir);
     cm_wn_reset_local(&cm_cm.wn);
-    if (cm_cm.add_form) {
+    if (cm_cm_add_form()) {
         CM_CHECK(cm_wn_bin_reset_local(&cm_cm.bins));
     }
     CM_CHECK(cm_barrier_wait(&cm_cm.barrier));
@@ -736,8 +737,7 @@ static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
     wseg = cm_meta_wn_seg(cm_cm.meta, cm_cm.meta_base);
     CM_CHECK(cm_dir_init(&cm_cm.dir, cm_cm.rma, impl, &dseg, (unsigned)cfg->unsafe_threshold));
     CM_CHECK(cm_wn_init(&cm_cm.wn, cm_cm.rma, &wseg));
-    cm_cm.add_form = (impl == CM_DIR_IMPL_ADD);
-    if (cm_cm.add_form) {
+    if (cm_cm_add_form()) {
         cm_wn_bin_seg_t bseg = cm_meta_wn_bin_seg(cm_cm.meta, cm_cm.meta_base);
         CM_CHECK(cm_wn_bin_init(&cm_cm.bins, cm_cm.rma, &bseg));
         /* Reserved: a release batches as many WRITEs as it has dirty pages. */
@@ -850,7 +850,7 @@ static void cm_cm_fini(void)
     cm_cm.fill  = NULL;
     cm_cm.write = NULL;
     cm_wn_fini(&cm_cm.wn);
-    if (cm_cm.add_form) {
+    if (cm_cm_add_form()) {
         cm_wn_bin_fini(&cm_cm.bins);
         cm_mem_release(cm_cm.wold, cm_cm.npages * sizeof(*cm_cm.wold));
         cm_mem_release(cm_cm.wpage, cm_cm.npages * sizeof(*cm_cm.wpage));

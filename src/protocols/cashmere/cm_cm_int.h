@@ -213,7 +213,6 @@ typedef struct {
     cm_dir_t               dir;
     cm_wn_t                wn;
     cm_wn_bin_t            bins;        /* the add form's notices (the ring: the others') */
-    bool                   add_form;    /* CM_DIRECTORY=add */
     uint64_t               *wold;       /* add form, a release's batch: each WRITE's old word */
     uint32_t               *wpage;      /* ... and its page */
     cm_barrier_t           barrier;
@@ -231,6 +230,12 @@ typedef struct {
 } cm_cm_t;
 
 extern cm_cm_t cm_cm;
+
+/* CM_DIRECTORY=add: notices in per-sender bins, posted by no held section. */
+static inline bool cm_cm_add_form(void)
+{
+    return cm_cm.dir.impl == CM_DIR_IMPL_ADD;
+}
 
 static inline uint64_t cm_cm_page(uintptr_t addr)
 {
