@@ -37,6 +37,8 @@
     _(read_faults,        "page faults on a load") \
     _(write_faults,       "page faults on a store") \
     _(pages_fetched,      "pages copied from their home") \
+    _(early_copies,       "of those, got at the same time as the fault's directory update (one round trip)") \
+    _(early_stale,        "early copies got again after the update: the entry had moved since it was seen") \
     _(pages_refetched,    "of those, copied again at an acquire, in one batch (CM_REFETCH)") \
     _(refetch_used,       "refetched pages used before their next invalidation") \
     _(pages_prefetched,   "of those, brought along by another page's miss (CM_PREFETCH)") \
