@@ -491,6 +491,12 @@ report() {
 } | tee "$out/report.txt"
 
 if [ "$failed" -gt 0 ]; then
+    # Last, so that a log cut in its middle (a CI page) still shows what failed and how.
+    cat "$out/failures.txt"
+    for log in $(awk '$1 == "log:" {print $2}' "$out/failures.txt" | head -3); do
+        echo "--- the end of $log"
+        tail -n 15 "$log" | cut -c1-240
+    done
     echo "stress: FAILED: $failed of $done_n runs; repro lines in $out/failures.txt, logs in $out/runs,"
     echo "  every run in $out/runs.tsv"
     exit 1
