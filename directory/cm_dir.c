@@ -80,6 +80,7 @@ void cm_dir_fini(cm_dir_t *dir)
 void cm_dir_reset_local(cm_dir_t *dir)
 {
     dir->reset = true;
+    dir->zero_peeked = 0;
     if (dir->guess != NULL) {
         madvise(dir->guess, dir->guess_len, MADV_DONTNEED); /* zero again: no guesses */
     }
@@ -405,7 +406,7 @@ bool cm_dir_seen_word(cm_dir_t *dir, uint64_t page, uint64_t *word)
         return true;
     }
     *word = (dir->guess != NULL) ? dir->guess[page] : 0;
-    return *word != 0;
+    return *word != 0 || dir->zero_peeked == page + 1;
 }
 
 /* CAS form: page's entry as this process last saw it (the word into *w), without a round

@@ -155,6 +155,8 @@ typedef struct {
                                               it (0: none), the compare value of the next update
                                               of a remote entry instead of a read */
     size_t                 guess_len;      /* bytes mapped at guess */
+    uint64_t               zero_peeked;    /* add form: 1 + the page whose word cm_dir_add_peek
+                                              last read as 0, which the guess cannot hold */
 } cm_dir_t;
 
 /*
@@ -261,6 +263,29 @@ bool cm_dir_join_done(cm_dir_t *dir, uint64_t page, uint64_t word, uint64_t old,
  * where nothing was issued: a writer already, or a word this process cannot add to
  * (cm_dir_update does those). cm_dir_add_write_done then gives the WRITE's effects.
  */
+/*
+ * The add form's JOIN of a fault whose page copy goes out behind it (issue 45), in one round
+ * trip: where the word last seen (cm_dir_add_peek for a page never seen) lets the join be an
+ * add and the page's data lives at its directory home, the add is issued there and fenced
+ * (*j->issued), so that a get issued next to that rank reads the page after the join took
+ * effect. The copy is then as good as one got after waiting for the join: no tag to compare.
+ * *home is the data's home as that word says. cm_dir_add_join_wait completes the join, and
+ * fx->as_seen says whether the copy holds (the home still that one, fixed or round-robin, and
+ * no claim in progress).
+ */
+typedef struct {
+    cm_rma_fetch_t f;
+    uint64_t       old;    /* the word the add found */
+    bool           issued;
+} cm_dir_join_t;
+
+cm_status_t cm_dir_add_join_issue(cm_dir_t *dir, uint64_t page, cm_dir_join_t *j, int *home);
+cm_status_t cm_dir_add_join_wait(cm_dir_t *dir, uint64_t page, cm_dir_join_t *j,
+                                 cm_dir_entry_t *after, cm_dir_effects_t *fx);
+/* The add form: page's entry word read (one round trip) and kept as its guess, for a page
+ * this process has no word of (cm_dir_seen_word false). */
+cm_status_t cm_dir_add_peek(cm_dir_t *dir, uint64_t page);
+
 cm_status_t cm_dir_add_write_nbi(cm_dir_t *dir, uint64_t page, uint64_t *old, bool *issued);
 cm_status_t cm_dir_add_write_done(cm_dir_t *dir, uint64_t page, uint64_t old,
                                   cm_dir_entry_t *after, cm_dir_effects_t *fx);

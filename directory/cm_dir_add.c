@@ -118,6 +118,54 @@ static cm_status_t cm_dir_add_cas(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
     return CM_OK;
 }
 
+/*
+ * An add of delta (JOIN or WRITE) found `old`: the update's effects, the word's result kept as
+ * seen. A copy got since `seen` holds if no writer left since (the tag); a copy got behind the
+ * add (ordered) if its home is the one the data was got from.
+ */
+static cm_status_t cm_dir_add_landed(cm_dir_t *dir, uint64_t page, cm_dir_op_t op, uint64_t old,
+                                     uint64_t delta, uint64_t seen, bool ordered,
+                                     cm_dir_entry_t *after, cm_dir_effects_t *fx)
+{
+    int home = cm_dir_home_of(dir, page);
+    uint64_t *word = cm_dir_slot(dir, page), w;
+    const uint64_t bit = 1ull << dir->rank;
+    cm_dir_entry_t e;
+    bool as_seen = false;
+
+    cm_assert(!dir->reset || ((old >> 32) & CM_DIR_CURRENT)); /* current since seen */
+    cm_dir_word_entry(dir, page, old, &e);
+    cm_assert((op == CM_DIR_JOIN) ? !(e.sharers & bit) : (e.sharers & bit) && !(e.writers & bit));
+    if (ordered) {
+        as_seen = e.home == (uint32_t)home && !(e.flags & CM_DIR_BUSY);
+    } else if (seen != 0) {
+        cm_dir_entry_t s;
+        cm_dir_cas_unpack(seen, &s);
+        as_seen = s.leaves == e.leaves && (e.flags & CM_DIR_HOME_FIXED) && s.home == e.home &&
+                  !(e.flags & CM_DIR_BUSY);
+    }
+    cm_dir_apply_add(&e, op, dir->rank, (uint32_t)home, dir->first_touch, dir->unsafe_threshold,
+                     fx);
+    fx->as_seen = as_seen; /* after the rule, which starts fx afresh */
+    w = old + delta;
+    if (op == CM_DIR_JOIN && (old & CM_DIR_BUSY_WORD)) {
+        /* A claim in progress: in the set now, but its data is still on its way in. */
+        uint64_t now;
+        CM_CHECK(cm_dir_wait_idle(dir, page, home, word, &now));
+        e.flags &= ~CM_DIR_BUSY;
+        w &= ~CM_DIR_BUSY_WORD;
+    }
+    if (op == CM_DIR_JOIN && (e.flags & CM_DIR_UNSAFE)) {
+        fx->version = e.leaves;
+    }
+    cm_dir_add_seen(dir, page, w);
+    if (fx->became_unsafe) {
+        CM_CHECK(cm_dir_add_mark_unsafe(dir, page, home, w));
+    }
+    *after = e;
+    return CM_OK;
+}
+
 cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
                               cm_dir_held_fn_t held, void *arg, uint64_t seen,
                               cm_dir_entry_t *after, cm_dir_effects_t *fx)
@@ -165,35 +213,58 @@ cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
     }
     CM_CHECK(cm_dir_add_fence_leaves(dir));
     CM_CHECK(cm_rma_fadd(dir->rma, home, word, delta, &old));
-    cm_assert(!dir->reset || ((old >> 32) & CM_DIR_CURRENT)); /* current since seen */
-    cm_dir_word_entry(dir, page, old, &e);
-    cm_assert((op == CM_DIR_JOIN) ? !(e.sharers & bit) : (e.sharers & bit) && !writer);
-    /* The early copy holds if no writer left since the word it was got after (its tag). */
-    fx->as_seen = false;
-    if (seen != 0) {
-        cm_dir_entry_t s;
-        cm_dir_cas_unpack(seen, &s);
-        fx->as_seen = s.leaves == e.leaves && (e.flags & CM_DIR_HOME_FIXED) && s.home == e.home &&
-                      !(e.flags & CM_DIR_BUSY);
+    return cm_dir_add_landed(dir, page, op, old, delta, seen, false, after, fx);
+}
+
+cm_status_t cm_dir_add_join_issue(cm_dir_t *dir, uint64_t page, cm_dir_join_t *j, int *home)
+{
+    int dhome = cm_dir_home_of(dir, page);
+    const uint64_t bit = 1ull << dir->rank;
+    cm_dir_entry_t e;
+    uint64_t w;
+
+    j->issued = false;
+    if (dir->impl != CM_DIR_IMPL_ADD || !cm_dir_seen_word(dir, page, &w) ||
+        (dir->reset && !((w >> 32) & CM_DIR_CURRENT))) {
+        return CM_OK;
     }
-    cm_dir_apply_add(&e, op, dir->rank, (uint32_t)home, dir->first_touch, dir->unsafe_threshold,
-                     fx);
-    w = old + delta;
-    if (op == CM_DIR_JOIN && (old & CM_DIR_BUSY_WORD)) {
-        /* A claim in progress: in the set now, but its data is still on its way in. */
-        uint64_t now;
-        CM_CHECK(cm_dir_wait_idle(dir, page, home, word, &now));
-        e.flags &= ~CM_DIR_BUSY;
-        w &= ~CM_DIR_BUSY_WORD;
+    cm_dir_word_entry(dir, page, w, &e);
+    *home = (int)e.home;
+    /* Not a claim, no claim in progress, not in the set already (a rejoin after a leave of
+     * ours is in the word), and the data where the word is: else the fault's own update. */
+    if ((dir->first_touch && !(e.flags & CM_DIR_HOME_FIXED)) || (e.flags & CM_DIR_BUSY) ||
+        (e.sharers & bit) || e.home != (uint32_t)dhome) {
+        return CM_OK;
     }
-    if (op == CM_DIR_JOIN && (e.flags & CM_DIR_UNSAFE)) {
-        fx->version = e.leaves;
-    }
+    CM_CHECK(cm_dir_add_fence_leaves(dir));
+    dir->updates++;
+    CM_CHECK(cm_rma_fadd_fetch(dir->rma, dhome, cm_dir_slot(dir, page),
+                               cm_dir_add_delta(CM_DIR_JOIN, dir->rank, false), &j->old, &j->f));
+    j->issued = true;
+    /* What is issued to dhome from now on takes effect there after the add. */
+    return cm_rma_fence(dir->rma);
+}
+
+cm_status_t cm_dir_add_join_wait(cm_dir_t *dir, uint64_t page, cm_dir_join_t *j,
+                                 cm_dir_entry_t *after, cm_dir_effects_t *fx)
+{
+    cm_assert(j->issued);
+    j->issued = false;
+    CM_CHECK(cm_rma_fetch_wait(dir->rma, &j->f));
+    return cm_dir_add_landed(dir, page, CM_DIR_JOIN, j->old,
+                             cm_dir_add_delta(CM_DIR_JOIN, dir->rank, false), 0, true, after, fx);
+}
+
+cm_status_t cm_dir_add_peek(cm_dir_t *dir, uint64_t page)
+{
+    uint64_t w;
+
+    /* Our own leaves are in the word we read. */
+    CM_CHECK(cm_dir_add_fence_leaves(dir));
+    CM_CHECK(cm_rma_get(dir->rma, cm_dir_home_of(dir, page), &w, cm_dir_slot(dir, page),
+                        sizeof(w)));
     cm_dir_add_seen(dir, page, w);
-    if (fx->became_unsafe) {
-        CM_CHECK(cm_dir_add_mark_unsafe(dir, page, home, w));
-    }
-    *after = e;
+    dir->zero_peeked = (w == 0) ? page + 1 : 0;
     return CM_OK;
 }
 

@@ -285,6 +285,8 @@ cm_status_t cm_rma_get_fetch(cm_rma_t *rma, int pe, void *dst, const void *addr,
                              cm_rma_fetch_t *f);
 cm_status_t cm_rma_swap_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value,
                               uint64_t *old, cm_rma_fetch_t *f);
+cm_status_t cm_rma_fadd_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value,
+                              uint64_t *old, cm_rma_fetch_t *f);
 cm_status_t cm_rma_fetch_wait(cm_rma_t *rma, cm_rma_fetch_t *f);
 
 /*

@@ -552,8 +552,9 @@ cm_status_t cm_rma_get_fetch(cm_rma_t *rma, int pe, void *dst, const void *addr,
                                ready, "get", pe, f);
 }
 
-cm_status_t cm_rma_swap_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value,
-                              uint64_t *old, cm_rma_fetch_t *f)
+static cm_status_t cm_rma_atomic_fetch_nb(cm_rma_t *rma, ucp_atomic_op_t op, const char *what,
+                                          int pe, uint64_t *addr, uint64_t value, uint64_t *old,
+                                          cm_rma_fetch_t *f)
 {
     ucp_request_param_t param = {0};
     cm_rma_seg_t *seg = cm_rma_seg_find(rma, addr, sizeof(uint64_t));
@@ -566,7 +567,8 @@ cm_status_t cm_rma_swap_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t va
         return CM_ERR_INVALID;
     }
     if (seg->kind != CM_RMA_SEG_ATOMIC || cm_rma_atomic_here(rma, pe)) {
-        return cm_rma_swap(rma, pe, addr, value, old); /* done at once, or its error */
+        /* Done at once, or its error. */
+        return cm_rma_atomic_fetch(rma, op, what, pe, addr, value, old);
     }
     if ((status = cm_rma_fence_settle(rma, false)) != CM_OK) {
         return status;
@@ -578,10 +580,23 @@ cm_status_t cm_rma_swap_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t va
     ready = cm_rma_delay_begin(rma, pe, sizeof(uint64_t));
     CM_RMA_COUNT(rma->stats.atomics, 1);
     return cm_rma_fetch_issued(rma,
-                               ucp_atomic_op_nbx(rma->eps[pe], UCP_ATOMIC_OP_SWAP, &f->operand, 1,
+                               ucp_atomic_op_nbx(rma->eps[pe], op, &f->operand, 1,
                                                  (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
                                                  &param),
-                               ready, "atomic swap", pe, f);
+                               ready, what, pe, f);
+}
+
+cm_status_t cm_rma_swap_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value,
+                              uint64_t *old, cm_rma_fetch_t *f)
+{
+    return cm_rma_atomic_fetch_nb(rma, UCP_ATOMIC_OP_SWAP, "atomic swap", pe, addr, value, old, f);
+}
+
+cm_status_t cm_rma_fadd_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value,
+                              uint64_t *old, cm_rma_fetch_t *f)
+{
+    return cm_rma_atomic_fetch_nb(rma, UCP_ATOMIC_OP_ADD, "atomic fetch-and-add", pe, addr, value,
+                                  old, f);
 }
 
 cm_status_t cm_rma_fetch_wait(cm_rma_t *rma, cm_rma_fetch_t *f)

@@ -47,6 +47,12 @@
  *                   into the next process's);
  *   EARLY_ANY       (cashmere.pml) a fault's early copy kept whatever the word its add
  *                   returns: the tag is what proves it (no writer left in between).
+ *
+ * A fault whose page lives at its directory home issues the copy after its add, fenced behind
+ * it (cm_dir_add_join_issue): the home carries out the get after the add, so that copy is the
+ * model's join-then-copy path below, not an early one, and needs no tag. That order is the
+ * transport's (a fence), not the protocol's: tests/mp/mp_rma.c checks it, and fails without
+ * the fence where UCX emulates atomics with messages.
  */
 
 /* The bins: bin[t * NPROC + s] in t's memory, written by s. */

@@ -29,6 +29,7 @@
 #define W_LOCKED_CT 2
 #define W_SWAP      3
 #define W_TOKEN     4
+#define W_FADD      5
 #define W_SWAP_OLDS 64                    /* rank 0 gathers every rank's swap result here */
 #define W_ONCE      4096                  /* one word per writer rank, at every rank */
 #define W_FENCE     4200                  /* one word per writer rank, at every rank */
@@ -322,6 +323,37 @@ static void swap_results_check(uint64_t initial, const char *form)
             MP_CHECK(seen[v]++ == 0, "swap value %" PRIu64 " seen twice%s", v, form);
         }
     }
+}
+
+/*
+ * A fault's join and page copy (the add form, issue 45): a fetching add waited for alone, a
+ * fence, and a get of the same word behind it; the get waited for first. It must read the word
+ * with the add in it: more than the add found.
+ */
+static void test_fadd_fence_get(int iters)
+{
+    int pe = (me + 1) % np;
+
+    *meta_word(W_FADD) = 0;
+    barrier();
+    for (int i = 0; i < iters; i++) {
+        cm_rma_fetch_t fa, fg;
+        uint64_t old = UINT64_MAX, seen = 0;
+        MP_OK(cm_rma_fadd_fetch(rma, pe, meta_word(W_FADD), 1, &old, &fa));
+        MP_OK(cm_rma_fence(rma));
+        MP_OK(cm_rma_get_fetch(rma, pe, &seen, meta_word(W_FADD), sizeof(seen), &fg));
+        MP_OK(cm_rma_fetch_wait(rma, &fg));
+        MP_OK(cm_rma_fetch_wait(rma, &fa));
+        MP_CHECK(old == (uint64_t)i && seen == old + 1, "fetch-and-add at rank %d found %" PRIu64
+                 ", a get fenced behind it read %" PRIu64, pe, old, seen);
+    }
+    barrier();
+    MP_CHECK(*meta_word(W_FADD) == (uint64_t)iters, "%" PRIu64 " adds landed here of %d",
+             *meta_word(W_FADD), iters);
+    if (me == 0) {
+        printf("mp_rma: fetch-and-add, fence, get in order at every rank (%d each)\n", iters);
+    }
+    barrier();
 }
 
 /* Swap: the old values plus the final value are exactly {initial, 0..np-1}. */
@@ -619,6 +651,7 @@ int main(int argc, char **argv)
     MP_CHECK(cm_rt.shared_size >= (size_t)np * SLOT_SIZE, "CM_SHARED_SIZE too small for %d ranks", np);
 
     test_fence_order();
+    test_fadd_fence_get(200);
     test_threads(iters);
     test_get();
     test_put();

@@ -277,6 +277,86 @@ START_TEST(test_dir_add_first_touch)
 }
 END_TEST
 
+/* ---- the add form's ordered join (a fault's copy behind its add) ------------------------- */
+
+static cm_status_t held_none(uint64_t page, const cm_dir_effects_t *fx, void *arg)
+{
+    (void)page, (void)fx, (void)arg;
+    return CM_OK;
+}
+
+/* Rank 0 faults on page 1 (directory and round-robin home: rank 1) without a word of it: a
+ * peek, then the add issued and fenced. A writer (rank 2) that joined, wrote and left since the
+ * peek moved the tag: a copy got before the add would not hold (the unordered rule), one got
+ * behind it does. Where the page's data lives elsewhere (a first touch moved it to rank 3)
+ * nothing is issued: the fault's own update does it. */
+START_TEST(test_dir_add_ordered_join)
+{
+    cm_dir_t d[NPROCS];
+    cm_dir_entry_t e;
+    cm_dir_effects_t fx;
+    cm_dir_join_t j;
+    fake_counts_t c0, c1;
+    uint64_t seen;
+    int home = -1;
+
+    impl = CM_DIR_IMPL_ADD;
+    for (int r = 0; r < NPROCS; r++) {
+        dir_open(&d[r], r);
+    }
+    ck_assert(!cm_dir_seen_word(&d[0], 1, &seen));
+    ck_assert_int_eq(cm_dir_add_join_issue(&d[0], 1, &j, &home), CM_OK);
+    ck_assert(!j.issued); /* no word: the add would not know what it lands on */
+    ck_assert_int_eq(cm_dir_add_peek(&d[0], 1), CM_OK);
+    ck_assert(cm_dir_seen_word(&d[0], 1, &seen));
+    /* Rank 2 joins, writes and leaves meanwhile: the tag moves. */
+    ck_assert_int_eq(cm_dir_update(&d[2], 1, CM_DIR_JOIN, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert_int_eq(cm_dir_update(&d[2], 1, CM_DIR_WRITE, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert_int_eq(cm_dir_update(&d[2], 1, CM_DIR_LEAVE, held_none, NULL, &e, &fx), CM_OK);
+    fake_counts(world, &c0);
+    ck_assert_int_eq(cm_dir_add_join_issue(&d[0], 1, &j, &home), CM_OK);
+    fake_counts(world, &c1);
+    ck_assert(j.issued);
+    ck_assert_int_eq(home, 1);
+    ck_assert_uint_eq(c1.atomics - c0.atomics, 1);
+    ck_assert_uint_ge(c1.fences - c0.fences, 1); /* what follows lands behind the add */
+    ck_assert_int_eq(cm_dir_add_join_wait(&d[0], 1, &j, &e, &fx), CM_OK);
+    ck_assert(fx.as_seen);
+    ck_assert_uint_eq(e.sharers, 1ull << 0);
+    /* The unordered rule on the same history: rank 3 with the word from before the leave. */
+    ck_assert(cm_dir_seen_word(&d[0], 1, &seen));
+    ck_assert_int_eq(cm_dir_add_peek(&d[3], 1), CM_OK);
+    ck_assert(cm_dir_seen_word(&d[3], 1, &seen));
+    ck_assert_int_eq(cm_dir_update(&d[2], 1, CM_DIR_JOIN, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert_int_eq(cm_dir_update(&d[2], 1, CM_DIR_WRITE, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert_int_eq(cm_dir_update(&d[2], 1, CM_DIR_LEAVE, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert_int_eq(cm_dir_update_seen(&d[3], 1, CM_DIR_JOIN, held_none, NULL, seen, &e, &fx),
+                     CM_OK);
+    ck_assert(!fx.as_seen);
+    /* Page 2 (directory home rank 2) first touched by rank 3: its data is not where its word
+     * is, so no ordered join. */
+    for (int r = 0; r < NPROCS; r++) {
+        d[r].first_touch = true;
+    }
+    ck_assert_int_eq(cm_dir_update(&d[3], 2, CM_DIR_JOIN, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert(fx.claimed_home);
+    ck_assert_int_eq(cm_dir_add_peek(&d[0], 2), CM_OK);
+    ck_assert_int_eq(cm_dir_add_join_issue(&d[0], 2, &j, &home), CM_OK);
+    ck_assert(!j.issued);
+    ck_assert_int_eq(home, 3);
+    /* There the unordered rule: nobody left since the word was seen, so a copy got after it
+     * holds (an add form that dropped every such copy paid a second round trip each). */
+    ck_assert(cm_dir_seen_word(&d[0], 2, &seen));
+    ck_assert_int_eq(cm_dir_update_seen(&d[0], 2, CM_DIR_JOIN, held_none, NULL, seen, &e, &fx),
+                     CM_OK);
+    ck_assert(fx.as_seen);
+    ck_assert_uint_eq(e.home, 3);
+    for (int r = 0; r < NPROCS; r++) {
+        cm_dir_fini(&d[r]);
+    }
+}
+END_TEST
+
 /* ---- a failing held callback ------------------------------------------------------ */
 
 static cm_status_t held_fail(uint64_t page, const cm_dir_effects_t *fx, void *arg)
@@ -363,6 +443,7 @@ int main(void)
     tcase_add_test(tc, test_dir_cas_held_fails);
     tcase_add_test(tc, test_dir_add_contention);
     tcase_add_test(tc, test_dir_add_first_touch);
+    tcase_add_test(tc, test_dir_add_ordered_join);
     /* Four threads on two cores, yielding: seconds under load; a hang still fails. */
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);

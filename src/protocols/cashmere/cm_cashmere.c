@@ -161,7 +161,8 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
     cm_pte_t *pte = &cm_cm.pte[p];
     cm_dir_entry_t e;
     cm_dir_effects_t fx;
-    int known;
+    cm_dir_join_t join = {.issued = false};
+    int known = -1;
     uint64_t seen = 0;
 
     if (pte->mapped) {
@@ -190,19 +191,39 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
     }
     cm_refetch_fault(p, false);
     CM_CHECK(cm_prefetch_issue(p)); /* its neighbours' entries ride with our join */
-    if (cm_cm.fill->ops->early != NULL && cm_dir_known_home(&cm_cm.dir, p, &known, &seen) &&
-        known != cm_cm.me) {
-        /* Travels with the join (cm_fill_page.c). */
-        CM_CHECK(cm_cm.fill->ops->early(cm_cm.fill, p, known));
-    } else {
+    if (cm_cm.fill->ops->early != NULL && cm_cm_add_form()) {
+        /* The add form: the join's add, then the copy behind it, where both go to one rank.
+         * A page never seen: its word first (the compare-and-swap would read it anyway). */
+        if (!cm_dir_seen_word(&cm_cm.dir, p, &seen)) {
+            CM_CHECK(cm_dir_add_peek(&cm_cm.dir, p));
+        }
+        CM_CHECK(cm_dir_add_join_issue(&cm_cm.dir, p, &join, &known));
         seen = 0;
     }
-    /* Join, then copy (or both at once, above): a writer that turns the page weak after the
-     * join sees us; one before it is in the entry we join, and we get a self-notice. */
-    CM_CHECK(cm_dir_update_seen(&cm_cm.dir, p, CM_DIR_JOIN, cm_cm_held, NULL, seen, &e, &fx));
-    if (seen != 0 && !fx.as_seen) {
-        /* The entry moved since it was seen: copy again. */
-        CM_CHECK(cm_cm.fill->ops->early(cm_cm.fill, p, -1));
+    if (join.issued) {
+        if (known != cm_cm.me) {
+            CM_CHECK(cm_cm.fill->ops->early(cm_cm.fill, p, known));
+            CM_CHECK(cm_cm.fill->ops->early_wait(cm_cm.fill)); /* last issued: the add is in */
+        }
+        CM_CHECK(cm_dir_add_join_wait(&cm_cm.dir, p, &join, &e, &fx));
+        if (known != cm_cm.me && !fx.as_seen) {
+            CM_CHECK(cm_cm.fill->ops->early(cm_cm.fill, p, -1));
+        }
+    } else {
+        if (cm_cm.fill->ops->early != NULL && cm_dir_known_home(&cm_cm.dir, p, &known, &seen) &&
+            known != cm_cm.me) {
+            /* Travels with the join (cm_fill_page.c). */
+            CM_CHECK(cm_cm.fill->ops->early(cm_cm.fill, p, known));
+        } else {
+            seen = 0;
+        }
+        /* Join, then copy (or both at once, above): a writer that turns the page weak after
+         * the join sees us; one before it is in the entry we join, and we get a self-notice. */
+        CM_CHECK(cm_dir_update_seen(&cm_cm.dir, p, CM_DIR_JOIN, cm_cm_held, NULL, seen, &e, &fx));
+        if (seen != 0 && !fx.as_seen) {
+            /* The entry moved since it was seen: copy again. */
+            CM_CHECK(cm_cm.fill->ops->early(cm_cm.fill, p, -1));
+        }
     }
     if (fx.claimed_home) {
         cm_cm.st.home_migrations++;

@@ -88,6 +88,8 @@ struct cm_fill_ops {
      * home -1: the join did not find the entry as seen, so the data in flight may be stale
      * and map must get it again. NULL: data comes at map only. */
     cm_status_t (*early)(cm_fill_t *self, uint64_t p, int home);
+    /* Waits for what early started (required with early). */
+    cm_status_t (*early_wait)(cm_fill_t *self);
     /* Page p leaves (self-invalidation): no access may see its old data afterwards. */
     cm_status_t (*drop)(cm_fill_t *self, uint64_t p);
     /* Software access checks, NULL where loads need none: [addr, addr + len) (within the
@@ -172,6 +174,9 @@ static inline const char *cm_cm_ops_missing(const cm_fill_ops_t *f, const cm_wri
 {
     if (f->name == NULL || f->init == NULL || f->map == NULL || f->drop == NULL) {
         return "fill: name, init, map and drop";
+    }
+    if ((f->early == NULL) != (f->early_wait == NULL)) {
+        return "fill: early and early_wait together";
     }
     if (w->name == NULL || w->init == NULL || w->joining == NULL || w->write_fault == NULL ||
         w->armed == NULL || w->flush == NULL) {

@@ -16,7 +16,9 @@
  * entry we see. So the copy counts only if the join's first compare-and-swap, on the word
  * seen before the get was issued, succeeds: the word's tag counts writers that left
  * (cm_dir.h), so an unchanged word had none. Otherwise (fill op .early with home -1) the
- * page is got again after the join, as without the early copy.
+ * page is got again after the join, as without the early copy. In the add form, where the
+ * data lives at the directory home, the get is issued after the join's add and fenced behind
+ * it (cm_dir_add_join_issue): the home reads the page after the join, and no tag is needed.
  */
 #include "config.h"
 #include "src/protocols/cashmere/cm_cm_int.h"
@@ -51,12 +53,21 @@ static cm_status_t cm_fp_early(cm_fill_t *self, uint64_t p, int home)
 
     if (home < 0) {
         fp->home = -1; /* stale: it lands at map's flush, and map gets the page again */
+        cm_cm.st.early_stale++;
         return CM_OK;
     }
+    cm_cm.st.early_copies++;
     CM_CHECK(cm_rma_get_fetch(cm_cm.rma, home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps, &fp->get));
     fp->page = (int64_t)p;
     fp->home = home;
     return CM_OK;
+}
+
+static cm_status_t cm_fp_early_wait(cm_fill_t *self)
+{
+    cm_fp_t *fp = (cm_fp_t *)self;
+
+    return (fp->page >= 0) ? cm_rma_fetch_wait(cm_cm.rma, &fp->get) : CM_OK;
 }
 
 static void cm_fp_fini(cm_fill_t *self)
@@ -99,6 +110,7 @@ const cm_fill_ops_t cm_fill_page_ops = {
     .fini = cm_fp_fini,
     .map  = cm_fp_map,
     .early = cm_fp_early,
+    .early_wait = cm_fp_early_wait,
     .drop = cm_fp_drop,
     .copies = true,
 };
