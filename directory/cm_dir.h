@@ -258,12 +258,6 @@ bool cm_dir_join_done(cm_dir_t *dir, uint64_t page, uint64_t word, uint64_t old,
                       const cm_dir_entry_t *after);
 
 /*
- * The add form's WRITE in a batch (a release's dirty pages, waited for at one flush): issued
- * as a fetching add whose old word lands in *old at the caller's next flush. *issued is false
- * where nothing was issued: a writer already, or a word this process cannot add to
- * (cm_dir_update does those). cm_dir_add_write_done then gives the WRITE's effects.
- */
-/*
  * The add form's JOIN of a fault whose page copy goes out behind it (issue 45), in one round
  * trip: where the word last seen (cm_dir_add_peek for a page never seen) lets the join be an
  * add and the page's data lives at its directory home, the add is issued there and fenced
@@ -286,6 +280,12 @@ cm_status_t cm_dir_add_join_wait(cm_dir_t *dir, uint64_t page, cm_dir_join_t *j,
  * this process has no word of (cm_dir_seen_word false). */
 cm_status_t cm_dir_add_peek(cm_dir_t *dir, uint64_t page);
 
+/*
+ * The add form's WRITE in a batch (a release's dirty pages, waited for at one flush): issued
+ * as a fetching add whose old word lands in *old at the caller's next flush. *issued is false
+ * where nothing was issued: a writer already, or a word this process cannot add to
+ * (cm_dir_update does those). cm_dir_add_write_done then gives the WRITE's effects.
+ */
 cm_status_t cm_dir_add_write_nbi(cm_dir_t *dir, uint64_t page, uint64_t *old, bool *issued);
 cm_status_t cm_dir_add_write_done(cm_dir_t *dir, uint64_t page, uint64_t old,
                                   cm_dir_entry_t *after, cm_dir_effects_t *fx);

@@ -37,6 +37,25 @@ static cm_status_t cm_dir_add_fence_leaves(cm_dir_t *dir)
     return cm_rma_fence(dir->rma);
 }
 
+/* Whether word w's bits count: written since the reset (an add onto older bits would land on
+ * bits that count as empty). */
+static inline bool cm_dir_add_counts(const cm_dir_t *dir, uint64_t w)
+{
+    return !dir->reset || ((w >> 32) & CM_DIR_CURRENT);
+}
+
+/* The entry word this process last saw of page, where an add may go onto it: the add form's,
+ * counting. */
+static bool cm_dir_add_seen_entry(cm_dir_t *dir, uint64_t page, uint64_t *w, cm_dir_entry_t *e)
+{
+    if (dir->impl != CM_DIR_IMPL_ADD || !cm_dir_seen_word(dir, page, w) ||
+        !cm_dir_add_counts(dir, *w)) {
+        return false;
+    }
+    cm_dir_word_entry(dir, page, *w, e);
+    return true;
+}
+
 static void cm_dir_add_seen(cm_dir_t *dir, uint64_t page, uint64_t w)
 {
     if (dir->guess != NULL) {
@@ -133,7 +152,7 @@ static cm_status_t cm_dir_add_landed(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
     cm_dir_entry_t e;
     bool as_seen = false;
 
-    cm_assert(!dir->reset || ((old >> 32) & CM_DIR_CURRENT)); /* current since seen */
+    cm_assert(cm_dir_add_counts(dir, old)); /* current since seen */
     cm_dir_word_entry(dir, page, old, &e);
     cm_assert((op == CM_DIR_JOIN) ? !(e.sharers & bit) : (e.sharers & bit) && !(e.writers & bit));
     if (ordered) {
@@ -181,7 +200,7 @@ cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
     }
     /* An add needs a word whose bits count (written since the reset) and, to join, a home that
      * no longer moves: else the compare-and-swap. */
-    if (!known || (dir->reset && !((w >> 32) & CM_DIR_CURRENT)) ||
+    if (!known || !cm_dir_add_counts(dir, w) ||
         (op == CM_DIR_JOIN && dir->first_touch && !(e.flags & CM_DIR_HOME_FIXED))) {
         if (op != CM_DIR_LEAVE) {
             return cm_dir_add_cas(dir, page, op, held, arg, w, known, after, fx);
@@ -224,11 +243,9 @@ cm_status_t cm_dir_add_join_issue(cm_dir_t *dir, uint64_t page, cm_dir_join_t *j
     uint64_t w;
 
     j->issued = false;
-    if (dir->impl != CM_DIR_IMPL_ADD || !cm_dir_seen_word(dir, page, &w) ||
-        (dir->reset && !((w >> 32) & CM_DIR_CURRENT))) {
+    if (!cm_dir_add_seen_entry(dir, page, &w, &e)) {
         return CM_OK;
     }
-    cm_dir_word_entry(dir, page, w, &e);
     *home = (int)e.home;
     /* Not a claim, no claim in progress, not in the set already (a rejoin after a leave of
      * ours is in the word), and the data where the word is: else the fault's own update. */
@@ -276,11 +293,9 @@ cm_status_t cm_dir_add_write_nbi(cm_dir_t *dir, uint64_t page, uint64_t *old, bo
     uint64_t w;
 
     *issued = false;
-    if (dir->impl != CM_DIR_IMPL_ADD || !cm_dir_seen_word(dir, page, &w) ||
-        (dir->reset && !((w >> 32) & CM_DIR_CURRENT))) {
+    if (!cm_dir_add_seen_entry(dir, page, &w, &e)) {
         return CM_OK;
     }
-    cm_dir_word_entry(dir, page, w, &e);
     if ((e.writers & bit) || !(e.sharers & bit)) {
         return CM_OK; /* a writer already (nothing to do), or not ours to add to */
     }
@@ -294,19 +309,6 @@ cm_status_t cm_dir_add_write_nbi(cm_dir_t *dir, uint64_t page, uint64_t *old, bo
 cm_status_t cm_dir_add_write_done(cm_dir_t *dir, uint64_t page, uint64_t old,
                                   cm_dir_entry_t *after, cm_dir_effects_t *fx)
 {
-    int home = cm_dir_home_of(dir, page);
-    uint64_t w = old + cm_dir_add_delta(CM_DIR_WRITE, dir->rank, false);
-    cm_dir_entry_t e;
-
-    cm_assert(!dir->reset || ((old >> 32) & CM_DIR_CURRENT));
-    cm_dir_word_entry(dir, page, old, &e);
-    cm_assert((e.sharers & (1ull << dir->rank)) && !(e.writers & (1ull << dir->rank)));
-    cm_dir_apply_add(&e, CM_DIR_WRITE, dir->rank, (uint32_t)home, dir->first_touch,
-                     dir->unsafe_threshold, fx);
-    cm_dir_add_seen(dir, page, w);
-    if (fx->became_unsafe) {
-        CM_CHECK(cm_dir_add_mark_unsafe(dir, page, home, w));
-    }
-    *after = e;
-    return CM_OK;
+    return cm_dir_add_landed(dir, page, CM_DIR_WRITE, old,
+                             cm_dir_add_delta(CM_DIR_WRITE, dir->rank, false), 0, false, after, fx);
 }

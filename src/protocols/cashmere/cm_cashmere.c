@@ -198,7 +198,6 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
             CM_CHECK(cm_dir_add_peek(&cm_cm.dir, p));
         }
         CM_CHECK(cm_dir_add_join_issue(&cm_cm.dir, p, &join, &known));
-        seen = 0;
     }
     if (join.issued) {
         if (known != cm_cm.me) {
