@@ -149,7 +149,8 @@ typedef struct {
     bool                   reset;          /* the initialization phase ended: entries without
                                               CM_DIR_CURRENT are from before and count as empty */
     uint64_t               updates;        /* directory read-modify-writes issued */
-    bool                   leaves_unfenced; /* add form: leaves issued since the last fence */
+    uint64_t               home_joins;     /* add form: joins of pages homed here, not waited for */
+    bool                   adds_unfenced;  /* add form: adds not waited for since the last fence */
     uint64_t               retries;        /* CAS form: failed compare-and-swaps */
     uint64_t               *guess;         /* CAS form: per page, the entry word as we last saw
                                               it (0: none), the compare value of the next update
@@ -275,6 +276,14 @@ typedef struct {
 
 cm_status_t cm_dir_add_join_issue(cm_dir_t *dir, uint64_t page, cm_dir_join_t *j, int *home);
 cm_status_t cm_dir_add_join_wait(cm_dir_t *dir, uint64_t page, cm_dir_join_t *j,
+                                 cm_dir_entry_t *after, cm_dir_effects_t *fx);
+/*
+ * The add form's JOIN of a fault on a page whose data lives here (the word last seen shows the
+ * home fixed at this rank; tests/model/dir_add.pml, "the home's join"): nothing it returns is
+ * needed (no copy, no self-notice, no claim), so it is an add not waited for, fenced before
+ * the next update like a leave. *joined false: not such a page, the fault's own join instead.
+ */
+cm_status_t cm_dir_add_home_join(cm_dir_t *dir, uint64_t page, bool *joined,
                                  cm_dir_entry_t *after, cm_dir_effects_t *fx);
 /* The add form: page's entry word read (one round trip) and kept as its guess, for a page
  * this process has no word of (cm_dir_seen_word false). */

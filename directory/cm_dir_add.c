@@ -24,16 +24,17 @@
 #define CM_DIR_BUSY_WORD ((uint64_t)CM_DIR_BUSY << 32) /* the flag in the packed word */
 
 /*
- * A leave is fenced before the next update of its entry, not at once: one fence after an
- * acquire's leaves, paid by whatever update comes next (where the transport's fence is a
- * flush, that is one round trip for all of them, not one each).
+ * An add not waited for (a leave, a home's join) is fenced before the next update of its
+ * entry, not at once: one fence after an acquire's leaves, paid by whatever update comes next
+ * (where the transport's fence is a flush, that is one round trip for all of them, not one
+ * each).
  */
 static cm_status_t cm_dir_add_fence_leaves(cm_dir_t *dir)
 {
-    if (!dir->leaves_unfenced) {
+    if (!dir->adds_unfenced) {
         return CM_OK;
     }
-    dir->leaves_unfenced = false;
+    dir->adds_unfenced = false;
     return cm_rma_fence(dir->rma);
 }
 
@@ -223,7 +224,7 @@ cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
         /* Not waited for: our next update of an entry is fenced behind it. */
         cm_assert(e.sharers & bit);
         CM_CHECK(cm_rma_add_nbi(dir->rma, home, word, delta));
-        dir->leaves_unfenced = true;
+        dir->adds_unfenced = true;
         cm_dir_add_seen(dir, page, w + delta);
         cm_dir_apply_add(&e, op, dir->rank, (uint32_t)home, dir->first_touch,
                          dir->unsafe_threshold, fx);
@@ -270,6 +271,39 @@ cm_status_t cm_dir_add_join_wait(cm_dir_t *dir, uint64_t page, cm_dir_join_t *j,
     CM_CHECK(cm_rma_fetch_wait(dir->rma, &j->f));
     return cm_dir_add_landed(dir, page, CM_DIR_JOIN, j->old,
                              cm_dir_add_delta(CM_DIR_JOIN, dir->rank, false), 0, true, after, fx);
+}
+
+cm_status_t cm_dir_add_home_join(cm_dir_t *dir, uint64_t page, bool *joined,
+                                 cm_dir_entry_t *after, cm_dir_effects_t *fx)
+{
+    const int dhome = cm_dir_home_of(dir, page);
+    const uint64_t bit = 1ull << dir->rank, delta = cm_dir_add_delta(CM_DIR_JOIN, dir->rank, false);
+    cm_dir_entry_t e;
+    uint64_t w;
+
+    *joined = false;
+    /* The home as the word seen shows it, fixed (it never moves then), and we not in the set. */
+    if (!cm_dir_add_seen_entry(dir, page, &w, &e) || e.home != (uint32_t)dir->rank ||
+        (dir->first_touch && !(e.flags & CM_DIR_HOME_FIXED)) || (e.flags & CM_DIR_BUSY) ||
+        (e.sharers & bit)) {
+        return CM_OK;
+    }
+    CM_CHECK(cm_dir_add_fence_leaves(dir));
+    dir->updates++;
+    dir->home_joins++;
+    CM_CHECK(cm_rma_add_nbi(dir->rma, dhome, cm_dir_slot(dir, page), delta));
+    dir->adds_unfenced = true;
+    cm_dir_add_seen(dir, page, w + delta);
+    cm_dir_apply_add(&e, CM_DIR_JOIN, dir->rank, (uint32_t)dhome, dir->first_touch,
+                     dir->unsafe_threshold, fx);
+    cm_assert(!fx->claimed_home);
+    fx->self_notice = false; /* nothing of ours can be older than a writer's released stores */
+    if (e.flags & CM_DIR_UNSAFE) {
+        fx->version = e.leaves; /* as seen: an older tag makes one check leave for nothing */
+    }
+    *after  = e;
+    *joined = true;
+    return CM_OK;
 }
 
 cm_status_t cm_dir_add_peek(cm_dir_t *dir, uint64_t page)

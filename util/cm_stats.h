@@ -47,6 +47,7 @@
     _(line_fills,         "lines fetched from their home by access checks (NS variants)") \
     _(home_migrations,    "pages whose home moved here on first touch") \
     _(dir_updates,        "directory read-modify-writes") \
+    _(home_joins,         "of those, joins of pages homed here by an add not waited for (add form)") \
     _(dir_retries,        "directory compare-and-swap retries") \
     _(notices_posted,     "write notices posted to other processes") \
     _(notices_suppressed, "write notices not posted: one already pending there") \

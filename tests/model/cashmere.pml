@@ -376,7 +376,7 @@ inline dir_update_add(pg, op) {
 #endif
     if
     :: op == OP_LEAVE ->
-        d_step { assert(!lvpend[pg]); lvpend[pg] = 1 }  /* issued, not waited for */
+        d_step { assert(lvpend[pg] == 0); lvpend[pg] = 1 }  /* issued, not waited for */
     :: else ->
 #ifdef REFETCH
         if
@@ -587,6 +587,28 @@ inline write_transition(pg) {
  * while BUSY: a first toucher that just claimed the home is still copying the data in
  * (EARLY_BUSY does it anyway, and reads the old data). */
 inline fault(pg) {
+#ifdef CM_DIR_ADD
+    if
+#ifdef HOME_JOIN_ANY
+    :: (dfl[pg] & F_FIXED) != 0 ->
+#else
+    :: (dfl[pg] & F_FIXED) != 0 && dhome[pg] == me ->
+#endif
+        home_join(pg);
+        if
+        :: e_home != me ->                           /* HOME_JOIN_ANY: the page's get */
+            d_step {
+                xi = 0;
+                do
+                :: xi < NLOCK -> mem[me].w[pg * NLOCK + xi] = mem[e_home].w[pg * NLOCK + xi]; xi++
+                :: else -> break
+                od;
+                xi = 0
+            }
+        :: else -> skip                              /* the master copy: nothing to get */
+        fi
+    :: else ->
+#endif
 #if (defined(CM_DIR_CAS) || defined(CM_DIR_ADD)) && !defined(FILL_LINE) && !defined(WRITE_MAPPED) && !defined(JOIN_FIRST)
     atomic { s_sh = dsh[pg]; s_wr = dwr[pg]; s_fl = dfl[pg]; s_lv = dlv[pg]; s_home = dhome[pg] };
     if                                               /* decided on the word seen */
@@ -626,6 +648,9 @@ inline fault(pg) {
         }
     :: else -> skip
     fi;
+#ifdef CM_DIR_ADD
+    fi;
+#endif
     d_step {
         pt.mapped[pg] = 1; pt.home[pg] = e_home;
         pt.processed[pg] = 0; pt.unsafe[pg] = 0; pt.self[pg] = 0;
@@ -1056,7 +1081,7 @@ proctype P(byte me; byte ncs)
     byte mylanded[NPROC], myslot[NPROC * CAP];       /* slots in flight */
 #endif
     byte bseen[NPROC];          /* the overflow count of each of our bins, as last drained */
-    bit lvpend[NPAGE];          /* a leave of the page in flight */
+    byte lvpend[NPAGE];         /* an add of the page in flight: 1 a leave, 2 the home's join */
     bit busy_join;
     byte lp, bs;
 #endif

@@ -42,11 +42,25 @@
  *   NO_SELF_JOIN    a joiner does not notice itself when another writer is there;
  *   TAIL_FIRST      the tail's put is not fenced behind the slots' (fails the bin's own
  *                   assertion: a slot read before its notice landed);
- *   LEAVE_UNFENCED  a fire-and-forget leave may land after the same process's next join
- *                   (fails the add's own assertion: our bit added while still set, a carry
- *                   into the next process's);
+ *   LEAVE_UNFENCED  an add not waited for (a leave, the home's join) may land after the same
+ *                   process's next update (fails that add's own assertion: a JOIN adding our
+ *                   bit while still set, a carry into the next process's, or a WRITE of a
+ *                   process not yet in the set);
  *   EARLY_ANY       (cashmere.pml) a fault's early copy kept whatever the word its add
- *                   returns: the tag is what proves it (no writer left in between).
+ *                   returns: the tag is what proves it (no writer left in between);
+ *   HOME_JOIN_ANY   (cashmere.pml) a fault on any page with a fixed home joins as the home
+ *                   does below: a joiner elsewhere then misses a writer that was there;
+ *   HOME_JOIN_UNFENCED  the home's join lands at once, before the same process's leave still
+ *                   in flight (fails the add's own assertion).
+ *
+ * The home's join. A fault on a page whose data lives here (the word this process saw shows
+ * the home fixed here; a fixed home never moves) needs nothing the add returns: no copy (ours
+ * is the master, where every released write has landed), no self-notice (nothing of ours can
+ * be stale), no claim. Its JOIN is an add like a leave, in flight until the next flush and
+ * fenced before the next update: zero round trips. Until it lands, writers do not notify us
+ * (we need no notice) and joiners do not see us (we are no writer before our WRITE, which is
+ * fenced behind it). An UNSAFE page goes on the local list with the seen word's tag: an older
+ * tag only makes the acquire's check leave once for nothing.
  *
  * A fault whose page lives at its directory home issues the copy after its add, fenced behind
  * it (cm_dir_add_join_issue): the home carries out the get after the add, so that copy is the
@@ -63,6 +77,7 @@ byte bhead[NPROC * NPROC];    /* t's consumed count of bin[t * NPROC + s], as s 
 #define R_LEAVE_LATE  21   /* a fire-and-forget leave lands at a flush, after other steps */
 #define R_BUSY_JOIN   22   /* a joiner's add found a claim in progress, and waited it out */
 #define R_BIN_WAIT    23   /* a notice consumed from a bin */
+#define R_HOME_JOIN   24   /* a fault on a page homed here joins by an add not waited for */
 
 /* The word's effects for op by me, as cm_dir_apply computes them in the add form. */
 inline dir_apply_add(pg, op) {
@@ -117,19 +132,41 @@ inline dir_apply_add(pg, op) {
     }
 }
 
-/* A leave of pg in flight lands (at a flush, or fenced before this process's next update). */
+/* An add of pg in flight lands (at a flush, or fenced before this process's next update):
+ * a leave (lvpend 1) or the home's join (2). */
 inline leave_land(pg) {
     if
-    :: lvpend[pg] ->
+    :: lvpend[pg] != 0 ->
         atomic {
-            lvpend[pg] = 0;
             e_sh = dsh[pg]; e_wr = dwr[pg]; e_fl = dfl[pg]; e_home = dhome[pg];
-            dir_apply_add(pg, OP_LEAVE);
+            dir_apply_add(pg, (lvpend[pg] == 1 -> OP_LEAVE : OP_JOIN));
             dsh[pg] = e_sh; dwr[pg] = e_wr;
-            e_sh = 0; e_wr = 0; e_fl = 0; e_home = 0
+            lvpend[pg] = 0;
+            e_sh = 0; e_wr = 0; e_fl = 0; e_home = 0; fx_self = 0
         }
     :: else -> skip
     fi
+}
+
+/* The fault's join on a page homed here: an add, not waited for, fenced behind our leave. */
+inline home_join(pg) {
+#ifndef HOME_JOIN_UNFENCED
+    leave_land(pg);
+#endif
+    d_step {
+        e_sh = dsh[pg]; e_wr = dwr[pg]; e_fl = dfl[pg]; e_home = dhome[pg];   /* as seen */
+        fx_notify = 0; fx_self = 0; fx_claim = 0; fx_oldhome = 0;
+        if
+        :: (e_fl & F_UNSAFE) != 0 -> fx_version = dlv[pg]
+        :: else -> skip
+        fi;
+        REACHED(R_HOME_JOIN)
+    };
+#ifdef HOME_JOIN_UNFENCED
+    atomic { assert((dsh[pg] & BIT(me)) == 0); dsh[pg] = dsh[pg] + BIT(me) }   /* lands now */
+#else
+    d_step { assert(lvpend[pg] == 0); lvpend[pg] = 2 }                          /* in flight */
+#endif
 }
 
 /* Every leave in flight lands: the flush. */
@@ -138,7 +175,7 @@ inline leaves_land() {
     do
     :: lp < NPAGE ->
         if
-        :: lvpend[lp] -> REACHED(R_LEAVE_LATE); leave_land(lp)
+        :: lvpend[lp] != 0 -> REACHED(R_LEAVE_LATE); leave_land(lp)
         :: else -> skip
         fi;
         lp++

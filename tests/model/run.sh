@@ -46,7 +46,7 @@ failures=0
 # without optimization: cc -O2 of a verifier takes 12 s of CPU, -O0 1.4 s, and these are most of
 # the ~60 builds. The exhaustive searches, and the mutations that search for a minute, keep -O2.
 quick=" cas-unsafe-wait cas-safe-wait mcs-unsafe-wait mcs-safe-wait
-        add-old_rely add-no_self_join add-tail_first add-leave_unfenced
+        add-old_rely add-no_self_join add-tail_first add-leave_unfenced add-home_join_unfenced
         mech-line-keep mech-offload-late mech-fill-no-twin refetch-no-self early-busy
         ring-old-pending ring-wait tmk-old-rule tmk-no-encode tmk-foreign-needs-twin tmk-cold-raw
         wake-futex wake-seq-late wake-events wake-no-self-fd wake-bell wake-bell-look-first
@@ -127,9 +127,9 @@ forms="cas mcs"
 big="cas-unsafe mcs-safe"
 [ "$full" = 1 ] && big="cas-unsafe mcs-safe mcs-unsafe cas-safe"
 
-# The add form (issue 45: dir_add.pml): the safe configuration's exhaustive search, 204 M states
+# The add form (issue 45: dir_add.pml): the safe configuration's exhaustive search, 206 M states
 # and 11 GB; --full adds the unsafe one's (345 M states, 17 GB, 8 min). Its broken orderings
-# fail in a configuration without first touch (135 M states when it passes) within seconds.
+# fail in a configuration without first touch (137 M states when it passes) within seconds.
 # The unsafe configuration's verifier serves its probes (overflow, unsafe pages) by default.
 add_mut=(-DCM_DIR_ADD -DTHRESH=2 -DFIRST_TOUCH=0 -DCAP=2)
 big="$big add-safe"
@@ -147,7 +147,7 @@ for form in $forms; do
 done
 throttle; build add-safe cashmere.pml -DCM_DIR_ADD "${safe[@]}" &
 throttle; build add-unsafe cashmere.pml -DCM_DIR_ADD "${unsafe[@]}" &
-for m in OLD_RELY NO_SELF_JOIN TAIL_FIRST LEAVE_UNFENCED; do
+for m in OLD_RELY NO_SELF_JOIN TAIL_FIRST LEAVE_UNFENCED HOME_JOIN_ANY HOME_JOIN_UNFENCED; do
     throttle; build "add-${m,,}" cashmere.pml "${add_mut[@]}" "-D$m" &
 done
 # The variants' mechanisms (the safe configuration, CAS form): line fills (NSS*), the home's
@@ -233,12 +233,16 @@ check probe-12-refetch refetch-small "$(reached 12)" 12   # a self-notice invali
 check probe-18-refetch refetch-small "$(reached 18)" 18  # a held page leaves unused
 
 # The add form: a writer that relies on another's notices, a joiner that does not notice
-# itself, a bin's tail not fenced behind its slots, a leave not fenced before the next join.
+# itself, a bin's tail not fenced behind its slots, a leave not fenced before the next join;
+# the home's join (an add not waited for) taken on a page homed elsewhere, or landing before
+# the same process's leave.
 check add-old-rely add-old_rely "fail:$stale"
 check add-no-self-join add-no_self_join "fail:$stale"
 check add-tail-first add-tail_first "fail:assertion violated \\(bin"
-check add-leave-unfenced add-leave_unfenced "fail:assertion violated \\(\\(e_sh"
-for p in 1 5 6 11 12 20 21 22 23; do
+check add-leave-unfenced add-leave_unfenced "fail:assertion violated \\(+\\(e_sh"   # a JOIN's or a WRITE's
+check add-home-join-any add-home_join_any "fail:$stale"
+check add-home-join-unfenced add-home_join_unfenced "fail:assertion violated \\(\\(dsh"
+for p in 1 5 6 11 12 20 21 22 23 24; do
     check "probe-$p-add-safe" add-safe "$(reached $p)" $p
 done
 for p in 3 4 13 14; do   # overflow, unsafe pages

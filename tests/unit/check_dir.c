@@ -357,6 +357,58 @@ START_TEST(test_dir_add_ordered_join)
 }
 END_TEST
 
+/* The home's join (add form): an add not waited for, no self-notice, fenced behind a leave. */
+START_TEST(test_dir_add_home_join)
+{
+    cm_dir_t d[NPROCS];
+    cm_dir_entry_t e;
+    cm_dir_effects_t fx;
+    fake_counts_t c0, c1;
+    uint64_t w;
+    bool joined;
+
+    impl = CM_DIR_IMPL_ADD;
+    for (int r = 0; r < NPROCS; r++) {
+        dir_open(&d[r], r);
+        d[r].first_touch = true;
+    }
+    /* Page 2 (directory home rank 2) claimed by rank 3; rank 0 joins it and writes. */
+    ck_assert_int_eq(cm_dir_update(&d[3], 2, CM_DIR_JOIN, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert(fx.claimed_home);
+    ck_assert_int_eq(cm_dir_update(&d[0], 2, CM_DIR_JOIN, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert_int_eq(cm_dir_update(&d[0], 2, CM_DIR_WRITE, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert_int_eq(cm_dir_add_home_join(&d[0], 2, &joined, &e, &fx), CM_OK);
+    ck_assert(!joined); /* not rank 0's data */
+    /* Rank 3 leaves (a notice) and faults again: a join of its own page. */
+    ck_assert_int_eq(cm_dir_add_peek(&d[3], 2), CM_OK); /* the word seen shows the writer */
+    ck_assert_int_eq(cm_dir_update(&d[3], 2, CM_DIR_LEAVE, held_none, NULL, &e, &fx), CM_OK);
+    fake_counts(world, &c0);
+    ck_assert_int_eq(cm_dir_add_home_join(&d[3], 2, &joined, &e, &fx), CM_OK);
+    fake_counts(world, &c1);
+    ck_assert(joined);
+    ck_assert_uint_eq(c1.atomics - c0.atomics, 1);
+    ck_assert_uint_eq(c1.gets - c0.gets, 0);     /* nothing read back */
+    ck_assert_uint_ge(c1.fences - c0.fences, 1); /* behind the leave */
+    ck_assert(!fx.self_notice);                  /* rank 0 writes, but our copy is the master */
+    ck_assert(!fx.claimed_home);
+    ck_assert_uint_eq(e.home, 3);
+    ck_assert(e.sharers & (1ull << 3));
+    ck_assert_int_eq(cm_dir_add_peek(&d[1], 2), CM_OK);
+    ck_assert(cm_dir_seen_word(&d[1], 2, &w));
+    cm_dir_peek_entry(&d[1], 2, w, &e);
+    ck_assert_uint_eq(e.sharers, (1ull << 0) | (1ull << 3));
+    /* In the set already: no second add. */
+    ck_assert_int_eq(cm_dir_add_home_join(&d[3], 2, &joined, &e, &fx), CM_OK);
+    ck_assert(!joined);
+    /* Its WRITE, fenced behind the join, notifies the writer there. */
+    ck_assert_int_eq(cm_dir_update(&d[3], 2, CM_DIR_WRITE, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert_uint_eq(fx.notify, 1ull << 0);
+    for (int r = 0; r < NPROCS; r++) {
+        cm_dir_fini(&d[r]);
+    }
+}
+END_TEST
+
 /* ---- a failing held callback ------------------------------------------------------ */
 
 static cm_status_t held_fail(uint64_t page, const cm_dir_effects_t *fx, void *arg)
@@ -444,6 +496,7 @@ int main(void)
     tcase_add_test(tc, test_dir_add_contention);
     tcase_add_test(tc, test_dir_add_first_touch);
     tcase_add_test(tc, test_dir_add_ordered_join);
+    tcase_add_test(tc, test_dir_add_home_join);
     /* Four threads on two cores, yielding: seconds under load; a hang still fails. */
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);

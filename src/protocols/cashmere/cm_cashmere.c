@@ -155,15 +155,66 @@ static cm_status_t cm_cm_write_transition(uint64_t p)
 
 /* ---- faults -------------------------------------------------------------------- */
 
+/*
+ * A fault's JOIN of page p, with the page's copy issued alongside where the word last seen
+ * allows (fill op .early): e and fx are the join's result, the copy in flight or landed.
+ */
+static cm_status_t cm_cm_fault_join(uint64_t p, cm_dir_entry_t *e, cm_dir_effects_t *fx)
+{
+    cm_dir_join_t join = {.issued = false};
+    int known = -1;
+    uint64_t seen = 0;
+
+    if (cm_cm_add_form()) {
+        /* Homed here: our copy is the master, so the join's result is not needed. */
+        bool joined;
+        CM_CHECK(cm_dir_add_home_join(&cm_cm.dir, p, &joined, e, fx));
+        if (joined) {
+            return CM_OK;
+        }
+    }
+    if (cm_cm.fill->ops->early != NULL && cm_cm_add_form()) {
+        /* The add form: the join's add, then the copy behind it, where both go to one rank.
+         * A page never seen: its word first (the compare-and-swap would read it anyway). */
+        if (!cm_dir_seen_word(&cm_cm.dir, p, &seen)) {
+            CM_CHECK(cm_dir_add_peek(&cm_cm.dir, p));
+        }
+        CM_CHECK(cm_dir_add_join_issue(&cm_cm.dir, p, &join, &known));
+    }
+    if (join.issued) {
+        if (known != cm_cm.me) {
+            CM_CHECK(cm_cm.fill->ops->early(cm_cm.fill, p, known));
+            CM_CHECK(cm_cm.fill->ops->early_wait(cm_cm.fill)); /* last issued: the add is in */
+        }
+        CM_CHECK(cm_dir_add_join_wait(&cm_cm.dir, p, &join, e, fx));
+        if (known != cm_cm.me && !fx->as_seen) {
+            CM_CHECK(cm_cm.fill->ops->early(cm_cm.fill, p, -1));
+        }
+        return CM_OK;
+    }
+    if (cm_cm.fill->ops->early != NULL && cm_dir_known_home(&cm_cm.dir, p, &known, &seen) &&
+        known != cm_cm.me) {
+        /* Travels with the join (cm_fill_page.c). */
+        CM_CHECK(cm_cm.fill->ops->early(cm_cm.fill, p, known));
+    } else {
+        seen = 0;
+    }
+    /* Join, then copy (or both at once, above): a writer that turns the page weak after the
+     * join sees us; one before it is in the entry we join, and we get a self-notice. */
+    CM_CHECK(cm_dir_update_seen(&cm_cm.dir, p, CM_DIR_JOIN, cm_cm_held, NULL, seen, e, fx));
+    if (seen != 0 && !fx->as_seen) {
+        /* The entry moved since it was seen: copy again. */
+        CM_CHECK(cm_cm.fill->ops->early(cm_cm.fill, p, -1));
+    }
+    return CM_OK;
+}
+
 /* Page p joins the directory's sharing set: from a fault (whole) or an access check. */
 static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
 {
     cm_pte_t *pte = &cm_cm.pte[p];
     cm_dir_entry_t e;
     cm_dir_effects_t fx;
-    cm_dir_join_t join = {.issued = false};
-    int known = -1;
-    uint64_t seen = 0;
 
     if (pte->mapped) {
         if (write) {
@@ -191,39 +242,7 @@ static cm_status_t cm_cm_fault_page_in(uint64_t p, bool write, bool whole)
     }
     cm_refetch_fault(p, false);
     CM_CHECK(cm_prefetch_issue(p)); /* its neighbours' entries ride with our join */
-    if (cm_cm.fill->ops->early != NULL && cm_cm_add_form()) {
-        /* The add form: the join's add, then the copy behind it, where both go to one rank.
-         * A page never seen: its word first (the compare-and-swap would read it anyway). */
-        if (!cm_dir_seen_word(&cm_cm.dir, p, &seen)) {
-            CM_CHECK(cm_dir_add_peek(&cm_cm.dir, p));
-        }
-        CM_CHECK(cm_dir_add_join_issue(&cm_cm.dir, p, &join, &known));
-    }
-    if (join.issued) {
-        if (known != cm_cm.me) {
-            CM_CHECK(cm_cm.fill->ops->early(cm_cm.fill, p, known));
-            CM_CHECK(cm_cm.fill->ops->early_wait(cm_cm.fill)); /* last issued: the add is in */
-        }
-        CM_CHECK(cm_dir_add_join_wait(&cm_cm.dir, p, &join, &e, &fx));
-        if (known != cm_cm.me && !fx.as_seen) {
-            CM_CHECK(cm_cm.fill->ops->early(cm_cm.fill, p, -1));
-        }
-    } else {
-        if (cm_cm.fill->ops->early != NULL && cm_dir_known_home(&cm_cm.dir, p, &known, &seen) &&
-            known != cm_cm.me) {
-            /* Travels with the join (cm_fill_page.c). */
-            CM_CHECK(cm_cm.fill->ops->early(cm_cm.fill, p, known));
-        } else {
-            seen = 0;
-        }
-        /* Join, then copy (or both at once, above): a writer that turns the page weak after
-         * the join sees us; one before it is in the entry we join, and we get a self-notice. */
-        CM_CHECK(cm_dir_update_seen(&cm_cm.dir, p, CM_DIR_JOIN, cm_cm_held, NULL, seen, &e, &fx));
-        if (seen != 0 && !fx.as_seen) {
-            /* The entry moved since it was seen: copy again. */
-            CM_CHECK(cm_cm.fill->ops->early(cm_cm.fill, p, -1));
-        }
-    }
+    CM_CHECK(cm_cm_fault_join(p, &e, &fx));
     if (fx.claimed_home) {
         cm_cm.st.home_migrations++;
     }
@@ -649,6 +668,7 @@ static void cm_cm_stats(cm_stats_t *s)
     cm_rma_stats_since(&r, &cm_cm.rma_base);
     s->total_ns           = cm_time_ns() - cm_cm.t_start;
     s->dir_updates        = cm_cm.dir.updates;
+    s->home_joins         = cm_cm.dir.home_joins;
     s->dir_retries        = cm_cm.dir.retries;
     s->notices_posted     = cm_cm.wn.posted + cm_cm.bins.posted;
     s->notices_suppressed = cm_cm.wn.suppressed;
@@ -673,7 +693,7 @@ static void cm_cm_stats(cm_stats_t *s)
 static void cm_cm_stats_reset(void)
 {
     memset(&cm_cm.st, 0, sizeof(cm_cm.st));
-    cm_cm.dir.updates = cm_cm.dir.retries = 0;
+    cm_cm.dir.updates = cm_cm.dir.retries = cm_cm.dir.home_joins = 0;
     cm_cm.wn.posted = cm_cm.wn.suppressed = cm_cm.wn.drained = cm_cm.wn.overflows = 0;
     cm_cm.wn.full = 0;
     cm_cm.bins.posted = cm_cm.bins.drained = cm_cm.bins.overflows = 0;
