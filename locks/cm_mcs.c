@@ -84,3 +84,69 @@ cm_status_t cm_mcs_release(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode
     CM_CHECK(cm_rma_put_u64_nbi(rma, (int)succ - 1, (uint64_t *)&qnode->locked, 0));
     return cm_rma_flush(rma, (int)succ - 1);
 }
+
+/* ---- the release that waits for nothing (cm_mcs.h, tests/model/lock.pml) ---------------- */
+
+cm_status_t cm_mcs_resolve(cm_rma_t *rma, cm_mcs_qnode_t *qnode, cm_mcs_lazy_t *lz)
+{
+    uint64_t me = (uint64_t)cm_rma_rank(rma) + 1;
+
+    if (!lz->pending) {
+        return CM_OK;
+    }
+    CM_CHECK(cm_rma_fetch_wait(rma, &lz->f));
+    lz->pending = false;
+    if (lz->old == me) {
+        return CM_OK; /* the tail was still ours: nobody behind us */
+    }
+    /* Someone swapped in behind us: its link lands here, and it found (or finds) RELEASED. */
+    cm_rma_wait_u64(rma, (uint64_t *)&qnode->next, CM_CMP_GT, CM_MCS_RELEASED,
+                    CM_RMA_WHY("the link of rank %a, behind us in a lock's queue", NULL,
+                               lz->old - 1, 0, (int)lz->old - 1));
+    return CM_OK;
+}
+
+cm_status_t cm_mcs_acquire_lazy(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode_t *qnode,
+                                cm_mcs_lazy_t *lz)
+{
+    uint64_t me = (uint64_t)cm_rma_rank(rma) + 1, pred = 0, old;
+
+    CM_CHECK(cm_mcs_resolve(rma, qnode, lz));
+    qnode->next   = 0;
+    qnode->locked = 1;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    CM_CHECK(cm_rma_swap(rma, home, tail, me, &pred));
+    cm_assert(pred <= (uint64_t)cm_rma_nprocs(rma) && pred != me);
+    if (pred == 0) {
+        return CM_OK;
+    }
+    /* Link behind the predecessor (its node for this lock is at the same address): one
+     * atomic, whose answer says whether it released already. */
+    CM_CHECK(cm_rma_fadd(rma, (int)pred - 1, (uint64_t *)&qnode->next, me, &old));
+    cm_assert((old & ~CM_MCS_RELEASED) == 0); /* one successor per position */
+    if (old & CM_MCS_RELEASED) {
+        return CM_OK;
+    }
+    cm_rma_wait_u64(rma, &qnode->locked, CM_CMP_EQ, 0,
+                    CM_RMA_WHY("the hand-off from rank %a, ahead in the queue", NULL, pred - 1, 0,
+                               (int)pred - 1));
+    return CM_OK;
+}
+
+cm_status_t cm_mcs_release_lazy(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode_t *qnode,
+                                cm_mcs_lazy_t *lz)
+{
+    uint64_t me = (uint64_t)cm_rma_rank(rma) + 1, old, succ;
+
+    cm_assert(!lz->pending);
+    /* Atomic with a successor's link: of the two, one sees the other. */
+    CM_CHECK(cm_rma_fadd(rma, (int)me - 1, (uint64_t *)&qnode->next, CM_MCS_RELEASED, &old));
+    succ = old & ~CM_MCS_RELEASED;
+    if (succ == 0) {
+        lz->pending = true;
+        return cm_rma_cswap_fetch(rma, home, tail, me, 0, &lz->old, &lz->f);
+    }
+    cm_assert(succ <= (uint64_t)cm_rma_nprocs(rma) && succ != me);
+    CM_CHECK(cm_rma_put_u64_nbi(rma, (int)succ - 1, (uint64_t *)&qnode->locked, 0));
+    return cm_rma_flush(rma, (int)succ - 1);
+}

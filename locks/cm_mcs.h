@@ -54,4 +54,31 @@ cm_status_t cm_mcs_release(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode
                            cm_status_t (*before_handoff)(int succ, void *arg), void *arg,
                            uint64_t *succ);
 
+/*
+ * The application lock whose release waits for nothing (tests/model/lock.pml). The node's
+ * `next` is one word changed only by atomics: a successor fetch-adds its rank + 1 into its
+ * predecessor's, and the release fetch-ors CM_MCS_RELEASED into its own. A successor whose
+ * add returns RELEASED has the lock at once; a release whose or returns a successor hands it
+ * over (a put and its flush, as before); else the release's compare-and-swap of the tail back
+ * to free is issued and not waited for. Our node is reset only once that position is
+ * resolved (cm_mcs_resolve): the swap came back as ours, or the one who swapped in behind us
+ * has linked (and found RELEASED). Uncontended, a lock whose tail is elsewhere costs one round
+ * trip (the acquire's fetch-and-store) instead of two.
+ */
+#define CM_MCS_RELEASED (1ull << 32)
+
+typedef struct {
+    cm_rma_fetch_t f;        /* the release's compare-and-swap, in flight */
+    uint64_t       old;      /* its result: us (swapped, nobody behind) or whoever swapped in */
+    bool           pending;  /* a position not resolved yet */
+    bool           listed;   /* the caller's: on its list of locks to resolve */
+} cm_mcs_lazy_t;
+
+cm_status_t cm_mcs_acquire_lazy(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode_t *qnode,
+                                cm_mcs_lazy_t *lz);
+cm_status_t cm_mcs_release_lazy(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode_t *qnode,
+                                cm_mcs_lazy_t *lz);
+/* Waits until nobody can link into our last position (before our node is reset or freed). */
+cm_status_t cm_mcs_resolve(cm_rma_t *rma, cm_mcs_qnode_t *qnode, cm_mcs_lazy_t *lz);
+
 #endif

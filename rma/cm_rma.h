@@ -287,6 +287,8 @@ cm_status_t cm_rma_swap_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t va
                               uint64_t *old, cm_rma_fetch_t *f);
 cm_status_t cm_rma_fadd_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value,
                               uint64_t *old, cm_rma_fetch_t *f);
+cm_status_t cm_rma_cswap_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t compare,
+                               uint64_t value, uint64_t *old, cm_rma_fetch_t *f);
 cm_status_t cm_rma_fetch_wait(cm_rma_t *rma, cm_rma_fetch_t *f);
 
 /*

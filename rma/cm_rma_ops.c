@@ -599,6 +599,14 @@ cm_status_t cm_rma_fadd_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t va
                                   old, f);
 }
 
+cm_status_t cm_rma_cswap_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t compare,
+                               uint64_t value, uint64_t *old, cm_rma_fetch_t *f)
+{
+    *old = value; /* UCX's CSWAP: the compare value is the operand, the new one in the reply */
+    return cm_rma_atomic_fetch_nb(rma, UCP_ATOMIC_OP_CSWAP, "atomic compare-and-swap", pe, addr,
+                                  compare, old, f);
+}
+
 cm_status_t cm_rma_fetch_wait(cm_rma_t *rma, cm_rma_fetch_t *f)
 {
     cm_status_t status = CM_OK;

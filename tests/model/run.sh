@@ -47,6 +47,7 @@ failures=0
 # the ~60 builds. The exhaustive searches, and the mutations that search for a minute, keep -O2.
 quick=" cas-unsafe-wait cas-safe-wait mcs-unsafe-wait mcs-safe-wait
         add-old_rely add-no_self_join add-tail_first add-leave_unfenced add-home_join_unfenced
+        lock-no_resolve lock-split_release lock-split_link
         mech-line-keep mech-offload-late mech-fill-no-twin refetch-no-self early-busy
         ring-old-pending ring-wait tmk-old-rule tmk-no-encode tmk-foreign-needs-twin tmk-cold-raw
         wake-futex wake-seq-late wake-events wake-no-self-fd wake-bell wake-bell-look-first
@@ -179,6 +180,13 @@ throttle; build refetch-snap-late cashmere.pml "${refetch_two[@]}" -DREFETCH_SNA
 # A fault's copy got with its join (CAS form, page copies, a fixed home): taken while a first
 # toucher's claim is still BUSY, it reads the data from before the claim copied it in.
 throttle; build early-busy cashmere.pml "${mech_flags[@]}" -DEARLY_BUSY &
+# The add form's application lock, whose release waits for nothing (lock.pml): three processes
+# acquiring it three times each (10 M states, 9 s; four processes twice each, 461 M states,
+# pass too), and its three broken orderings.
+throttle; build lock lock.pml -DNPROC=3 -DNACQ=3 &
+for m in NO_RESOLVE SPLIT_RELEASE SPLIT_LINK; do
+    throttle; build "lock-${m,,}" lock.pml "-D$m" &
+done
 throttle; build ring-cap2 ring.pml -DNPOSTER=3 -DCAP=2 &
 throttle; build ring-cap1 ring.pml -DNPOSTER=3 -DCAP=1 &
 throttle; build ring-old-pending ring.pml -DOLD_PENDING &
@@ -248,6 +256,15 @@ done
 for p in 3 4 13 14; do   # overflow, unsafe pages
     check "probe-$p-add-unsafe" add-unsafe "$(reached $p)" $p
 done
+
+# The lock whose release waits for nothing: exclusion and no process left waiting; a node
+# reset before its last position is resolved (a second link lands on it), a release that
+# reads its link and marks itself RELEASED in two steps, a successor that reads RELEASED
+# before its link lands: each leaves a process waiting, or two links on one node.
+check lock lock pass
+check lock-no-resolve lock-no_resolve "fail:assertion violated \\(\\(old"
+check lock-split-release lock-split_release "fail:invalid end state"
+check lock-split-link lock-split_link "fail:invalid end state"
 
 # The write-notice ring with concurrent posters.
 check ring-3posters-cap2 ring-cap2 pass

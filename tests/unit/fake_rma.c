@@ -293,6 +293,13 @@ cm_status_t cm_rma_fadd_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t va
     return cm_rma_fadd(rma, pe, addr, value, old);
 }
 
+cm_status_t cm_rma_cswap_fetch(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t compare,
+                               uint64_t value, uint64_t *old, cm_rma_fetch_t *f)
+{
+    memset(f, 0, sizeof(*f));
+    return cm_rma_cswap(rma, pe, addr, compare, value, old);
+}
+
 cm_status_t cm_rma_fetch_wait(cm_rma_t *rma, cm_rma_fetch_t *f)
 {
     (void)rma, (void)f;

@@ -603,9 +603,12 @@ static cm_status_t cm_cm_init_done(void)
     return cm_cm_init_end();
 }
 
+static cm_status_t cm_cm_locks_resolve(void);
+
 static cm_status_t cm_cm_barrier(void)
 {
     CM_CHECK(cm_cm_release());
+    CM_CHECK(CM_RMA_COUNT_WAITS(&cm_cm.st.waits_lock, cm_cm_locks_resolve()));
     CM_CHECK(CM_RMA_COUNT_WAITS(&cm_cm.st.waits_barrier,
                                 CM_STATS_IN_PHASE(&cm_cm.st.barrier_ns,
                                                   cm_barrier_wait(&cm_cm.barrier))));
@@ -634,9 +637,12 @@ static cm_status_t cm_cm_lock_acquire(unsigned id)
     cm_mcs_qnode_t *q;
 
     cm_cm_lock_addr(id, &home, &tail, &q);
-    CM_CHECK(CM_RMA_COUNT_WAITS(&cm_cm.st.waits_lock,
-                                CM_STATS_IN_PHASE(&cm_cm.st.lock_wait_ns,
-                                                  cm_mcs_acquire(cm_cm.rma, home, tail, q, NULL))));
+    CM_CHECK(CM_RMA_COUNT_WAITS(
+        &cm_cm.st.waits_lock,
+        CM_STATS_IN_PHASE(&cm_cm.st.lock_wait_ns,
+                          (cm_cm.lz != NULL)
+                              ? cm_mcs_acquire_lazy(cm_cm.rma, home, tail, q, &cm_cm.lz[id])
+                              : cm_mcs_acquire(cm_cm.rma, home, tail, q, NULL))));
     if (home == cm_cm.me) {
         cm_cm.st.lock_acquires_local++;
     } else {
@@ -653,8 +659,35 @@ static cm_status_t cm_cm_lock_release(unsigned id)
 
     cm_cm_lock_addr(id, &home, &tail, &q);
     CM_CHECK(cm_cm_release());
-    return CM_RMA_COUNT_WAITS(&cm_cm.st.waits_lock,
-                              cm_mcs_release(cm_cm.rma, home, tail, q, NULL, NULL, NULL));
+    if (cm_cm.lz == NULL) {
+        return CM_RMA_COUNT_WAITS(&cm_cm.st.waits_lock,
+                                  cm_mcs_release(cm_cm.rma, home, tail, q, NULL, NULL, NULL));
+    }
+    /* The add form's lock: its release waits for nothing unless a successor is queued. */
+    if (!cm_cm.lz[id].listed) {
+        cm_cm.lz[id].listed     = true;
+        cm_cm.lzq[cm_cm.nlzq++] = id;
+    }
+    CM_CHECK(CM_RMA_COUNT_WAITS(&cm_cm.st.waits_lock,
+                                cm_mcs_release_lazy(cm_cm.rma, home, tail, q, &cm_cm.lz[id])));
+    return CM_OK;
+}
+
+/* Every lock release not waited for is over before a barrier: nothing is in flight across it
+ * (nor into cm_finalize's, after which the queue nodes go). */
+static cm_status_t cm_cm_locks_resolve(void)
+{
+    for (uint32_t i = 0; i < cm_cm.nlzq; i++) {
+        int home;
+        uint64_t *tail;
+        cm_mcs_qnode_t *q;
+
+        cm_cm_lock_addr(cm_cm.lzq[i], &home, &tail, &q);
+        CM_CHECK(cm_mcs_resolve(cm_cm.rma, q, &cm_cm.lz[cm_cm.lzq[i]]));
+        cm_cm.lz[cm_cm.lzq[i]].listed = false;
+    }
+    cm_cm.nlzq = 0;
+    return CM_OK;
 }
 
 /* ---- statistics ------------------------------------------------------------ */
@@ -788,6 +821,13 @@ static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
                      cm_cm.npages);
             return CM_ERR_NO_MEMORY;
         }
+        /* Its application locks' releases wait for nothing (locks/cm_mcs.h). */
+        cm_cm.lz  = calloc(cm_cm.meta->nlocks, sizeof(*cm_cm.lz));
+        cm_cm.lzq = malloc(cm_cm.meta->nlocks * sizeof(*cm_cm.lzq));
+        if (cm_cm.lz == NULL || cm_cm.lzq == NULL) {
+            cm_error("cashmere: out of memory for the state of %u locks", cm_cm.meta->nlocks);
+            return CM_ERR_NO_MEMORY;
+        }
     }
     cm_barrier_init(&cm_cm.barrier, cm_cm.rma,
                     (uint64_t *)(cm_cm.meta_base + cm_cm.meta->barrier_flags));
@@ -894,6 +934,9 @@ static void cm_cm_fini(void)
         cm_wn_bin_fini(&cm_cm.bins);
         cm_mem_release(cm_cm.wold, cm_cm.npages * sizeof(*cm_cm.wold));
         cm_mem_release(cm_cm.wpage, cm_cm.npages * sizeof(*cm_cm.wpage));
+        cm_assert(cm_cm.nlzq == 0); /* resolved by cm_finalize's barrier */
+        free(cm_cm.lz);
+        free(cm_cm.lzq);
     }
     cm_dir_fini(&cm_cm.dir);
     cm_mem_release(cm_cm.pte, cm_cm.npages * sizeof(*cm_cm.pte));

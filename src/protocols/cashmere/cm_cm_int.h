@@ -11,6 +11,7 @@
 
 #include "directory/cm_dir.h"
 #include "locks/cm_barrier.h"
+#include "locks/cm_mcs.h"
 #include "src/protocols/cashmere/cm_merge.h"
 #include "util/cm_variant.h"
 #include "src/protocols/cm_meta.h"
@@ -221,6 +222,9 @@ typedef struct {
     uint64_t               *wold;       /* add form, a release's batch: each WRITE's old word */
     uint32_t               *wpage;      /* ... and its page */
     cm_barrier_t           barrier;
+    cm_mcs_lazy_t          *lz;         /* add form, per lock: a release not waited for */
+    uint32_t               *lzq;        /* ... the locks with one pending, to resolve at a barrier */
+    uint32_t               nlzq;
     intptr_t               *home_delta; /* per rank: app address + delta = that rank's copy,
                                            reached by plain stores; 0: through RMA puts */
     cm_pte_t               *pte;
