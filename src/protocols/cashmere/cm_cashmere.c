@@ -362,9 +362,18 @@ static void cm_cm_write_flush(void)
     cm_stats_phase_leave(outer);
 }
 
+static uint64_t cm_cm_puts_issued(void)
+{
+    cm_rma_stats_t r;
+
+    cm_rma_get_stats(cm_cm.rma, &r);
+    return r.puts;
+}
+
 /* Our forwarded stores and notices complete at their targets. */
 static cm_status_t cm_cm_complete(void)
 {
+    cm_cm.puts_complete = cm_cm_puts_issued();
     return CM_STATS_IN_PHASE(&cm_cm.st.write_through_ns, cm_rma_flush_all(cm_cm.rma));
 }
 
@@ -508,9 +517,15 @@ static cm_status_t cm_cm_acquire_in(void)
     bool overflow = false;
 
     cm_cm.st.acquires++;
-    /* Our own forwarded stores land before we might copy a page back in. */
+    /* Our own forwarded stores land before we might copy a page back in: a flush where a put
+     * went out since the last one. Not otherwise: it would wait for whatever else is in
+     * flight, such as the compare-and-swap of a lock release just before (water across two
+     * hosts: half its acquires waited a round trip for it). Batched stores wait for their
+     * acknowledgements in the write mechanism's flush. */
     cm_cm_write_flush();
-    CM_CHECK(cm_cm_complete());
+    if (cm_cm_puts_issued() != cm_cm.puts_complete) {
+        CM_CHECK(cm_cm_complete());
+    }
 
     if (cm_cm_add_form()) {
         CM_CHECK(cm_wn_bin_drain(&cm_cm.bins, cm_cm_invalidate_visit, NULL, &overflow));

@@ -235,6 +235,7 @@ typedef struct {
     uint64_t               t_start;
     const char             *write_note;  /* how the write mechanism runs here, or NULL */
     cm_rma_stats_t         rma_base;     /* the one-sided layer's counters at the last reset */
+    uint64_t               puts_complete; /* puts issued before the last cm_cm_complete */
     char                   describe[768];
 } cm_cm_t;
 
