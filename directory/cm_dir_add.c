@@ -29,7 +29,7 @@
  * (where the transport's fence is a flush, that is one round trip for all of them, not one
  * each).
  */
-static cm_status_t cm_dir_add_fence_leaves(cm_dir_t *dir)
+static cm_status_t cm_dir_add_fence(cm_dir_t *dir)
 {
     if (!dir->adds_unfenced) {
         return CM_OK;
@@ -97,7 +97,7 @@ static cm_status_t cm_dir_add_cas(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
     cm_dir_entry_t e;
     bool busy;
 
-    CM_CHECK(cm_dir_add_fence_leaves(dir));
+    CM_CHECK(cm_dir_add_fence(dir));
     if (!known) {
         CM_CHECK(cm_rma_get(dir->rma, home, &cur, word, sizeof(cur)));
     }
@@ -206,7 +206,7 @@ cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
         if (op != CM_DIR_LEAVE) {
             return cm_dir_add_cas(dir, page, op, held, arg, w, known, after, fx);
         }
-        CM_CHECK(cm_dir_add_fence_leaves(dir));
+        CM_CHECK(cm_dir_add_fence(dir));
         CM_CHECK(cm_rma_get(dir->rma, home, &w, word, sizeof(w)));
         cm_dir_word_entry(dir, page, w, &e);
     }
@@ -231,7 +231,7 @@ cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
         *after = e;
         return CM_OK;
     }
-    CM_CHECK(cm_dir_add_fence_leaves(dir));
+    CM_CHECK(cm_dir_add_fence(dir));
     CM_CHECK(cm_rma_fadd(dir->rma, home, word, delta, &old));
     return cm_dir_add_landed(dir, page, op, old, delta, seen, false, after, fx);
 }
@@ -254,7 +254,7 @@ cm_status_t cm_dir_add_join_issue(cm_dir_t *dir, uint64_t page, cm_dir_join_t *j
         (e.sharers & bit) || e.home != (uint32_t)dhome) {
         return CM_OK;
     }
-    CM_CHECK(cm_dir_add_fence_leaves(dir));
+    CM_CHECK(cm_dir_add_fence(dir));
     dir->updates++;
     CM_CHECK(cm_rma_fadd_fetch(dir->rma, dhome, cm_dir_slot(dir, page),
                                cm_dir_add_delta(CM_DIR_JOIN, dir->rank, false), &j->old, &j->f));
@@ -288,7 +288,7 @@ cm_status_t cm_dir_add_home_join(cm_dir_t *dir, uint64_t page, bool *joined,
         (e.sharers & bit)) {
         return CM_OK;
     }
-    CM_CHECK(cm_dir_add_fence_leaves(dir));
+    CM_CHECK(cm_dir_add_fence(dir));
     dir->updates++;
     dir->home_joins++;
     CM_CHECK(cm_rma_add_nbi(dir->rma, dhome, cm_dir_slot(dir, page), delta));
@@ -311,7 +311,7 @@ cm_status_t cm_dir_add_peek(cm_dir_t *dir, uint64_t page)
     uint64_t w;
 
     /* Our own leaves are in the word we read. */
-    CM_CHECK(cm_dir_add_fence_leaves(dir));
+    CM_CHECK(cm_dir_add_fence(dir));
     CM_CHECK(cm_rma_get(dir->rma, cm_dir_home_of(dir, page), &w, cm_dir_slot(dir, page),
                         sizeof(w)));
     cm_dir_add_seen(dir, page, w);
@@ -335,7 +335,7 @@ cm_status_t cm_dir_add_write_nbi(cm_dir_t *dir, uint64_t page, uint64_t *old, bo
     }
     *issued = true;
     dir->updates++;
-    CM_CHECK(cm_dir_add_fence_leaves(dir));
+    CM_CHECK(cm_dir_add_fence(dir));
     return cm_rma_fadd_nbi(dir->rma, home, cm_dir_slot(dir, page),
                            cm_dir_add_delta(CM_DIR_WRITE, dir->rank, false), old);
 }

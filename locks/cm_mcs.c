@@ -5,6 +5,28 @@
 
 #include <string.h>
 
+/* Our node, ready before anyone can find it through the tail. */
+static void cm_mcs_node_reset(cm_mcs_qnode_t *qnode)
+{
+    qnode->next   = 0;
+    qnode->locked = 1;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static void cm_mcs_wait_handoff(cm_rma_t *rma, cm_mcs_qnode_t *qnode, uint64_t pred)
+{
+    cm_rma_wait_u64(rma, &qnode->locked, CM_CMP_EQ, 0,
+                    CM_RMA_WHY("the hand-off from rank %a, ahead in the queue", NULL, pred - 1, 0,
+                               (int)pred - 1));
+}
+
+/* The lock goes to succ (rank + 1): one put, complete before our node may be reused. */
+static cm_status_t cm_mcs_handoff(cm_rma_t *rma, cm_mcs_qnode_t *qnode, uint64_t succ)
+{
+    CM_CHECK(cm_rma_put_u64_nbi(rma, (int)succ - 1, (uint64_t *)&qnode->locked, 0));
+    return cm_rma_flush(rma, (int)succ - 1);
+}
+
 cm_status_t cm_mcs_acquire_data(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode_t *qnode,
                                 const void *src, const void *handoff, void *dst, size_t len,
                                 uint64_t *pred_out)
@@ -12,10 +34,7 @@ cm_status_t cm_mcs_acquire_data(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_
     uint64_t me = (uint64_t)cm_rma_rank(rma) + 1, pred = 0;
     cm_rma_fetch_t lock_f = {0}, data_f = {0};
 
-    qnode->next   = 0;
-    qnode->locked = 1;
-    /* Our node is ready before anyone can find it through the tail. */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    cm_mcs_node_reset(qnode);
     if (len == 0) {
         CM_CHECK(cm_rma_swap(rma, home, tail, me, &pred));
     } else {
@@ -33,9 +52,7 @@ cm_status_t cm_mcs_acquire_data(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_
         /* Link behind the predecessor (its node for this lock is at the same address). */
         CM_CHECK(cm_rma_put_u64_nbi(rma, (int)pred - 1, (uint64_t *)&qnode->next, me));
         CM_CHECK(cm_rma_flush(rma, (int)pred - 1));
-        cm_rma_wait_u64(rma, &qnode->locked, CM_CMP_EQ, 0,
-                        CM_RMA_WHY("the hand-off from rank %a, ahead in the queue", NULL,
-                                   pred - 1, 0, (int)pred - 1));
+        cm_mcs_wait_handoff(rma, qnode, pred);
         if (len > 0) {
             /* Handed over with the lock: what the home held was stale. */
             memcpy(dst, handoff, len);
@@ -81,8 +98,7 @@ cm_status_t cm_mcs_release(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode
     if (before_handoff != NULL) {
         CM_CHECK(before_handoff((int)succ - 1, arg));
     }
-    CM_CHECK(cm_rma_put_u64_nbi(rma, (int)succ - 1, (uint64_t *)&qnode->locked, 0));
-    return cm_rma_flush(rma, (int)succ - 1);
+    return cm_mcs_handoff(rma, qnode, succ);
 }
 
 /* ---- the release that waits for nothing (cm_mcs.h, tests/model/lock.pml) ---------------- */
@@ -112,9 +128,7 @@ cm_status_t cm_mcs_acquire_lazy(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_
     uint64_t me = (uint64_t)cm_rma_rank(rma) + 1, pred = 0, old;
 
     CM_CHECK(cm_mcs_resolve(rma, qnode, lz));
-    qnode->next   = 0;
-    qnode->locked = 1;
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    cm_mcs_node_reset(qnode);
     CM_CHECK(cm_rma_swap(rma, home, tail, me, &pred));
     cm_assert(pred <= (uint64_t)cm_rma_nprocs(rma) && pred != me);
     if (pred == 0) {
@@ -124,12 +138,9 @@ cm_status_t cm_mcs_acquire_lazy(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_
      * atomic, whose answer says whether it released already. */
     CM_CHECK(cm_rma_fadd(rma, (int)pred - 1, (uint64_t *)&qnode->next, me, &old));
     cm_assert((old & ~CM_MCS_RELEASED) == 0); /* one successor per position */
-    if (old & CM_MCS_RELEASED) {
-        return CM_OK;
+    if (!(old & CM_MCS_RELEASED)) {
+        cm_mcs_wait_handoff(rma, qnode, pred);
     }
-    cm_rma_wait_u64(rma, &qnode->locked, CM_CMP_EQ, 0,
-                    CM_RMA_WHY("the hand-off from rank %a, ahead in the queue", NULL, pred - 1, 0,
-                               (int)pred - 1));
     return CM_OK;
 }
 
@@ -147,6 +158,5 @@ cm_status_t cm_mcs_release_lazy(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_
         return cm_rma_cswap_fetch(rma, home, tail, me, 0, &lz->old, &lz->f);
     }
     cm_assert(succ <= (uint64_t)cm_rma_nprocs(rma) && succ != me);
-    CM_CHECK(cm_rma_put_u64_nbi(rma, (int)succ - 1, (uint64_t *)&qnode->locked, 0));
-    return cm_rma_flush(rma, (int)succ - 1);
+    return cm_mcs_handoff(rma, qnode, succ);
 }
