@@ -51,13 +51,15 @@ cm_status_t cm_dir_init(cm_dir_t *dir, cm_rma_t *rma, cm_dir_impl_t impl, const 
     dir->unsafe_threshold = unsafe_threshold;
     if (impl != CM_DIR_IMPL_MCS) {
         /* A word per page, committed only where used. Without it every update reads first. */
-        size_t len = (size_t)(seg->per_proc * (uint64_t)n) * sizeof(uint64_t);
+        size_t words = (size_t)(seg->per_proc * (uint64_t)n);
+        size_t len   = words * sizeof(uint64_t) * ((impl == CM_DIR_IMPL_ADD) ? 2 : 1);
         void *g = (len > 0) ? mmap(NULL, len, PROT_READ | PROT_WRITE,
                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
                             : MAP_FAILED;
         if (g != MAP_FAILED) {
             dir->guess     = g;
             dir->guess_len = len;
+            dir->unfenced  = (impl == CM_DIR_IMPL_ADD) ? dir->guess + words : NULL;
         }
     }
     return CM_OK;
@@ -67,7 +69,8 @@ void cm_dir_fini(cm_dir_t *dir)
 {
     if (dir->guess != NULL) {
         munmap(dir->guess, dir->guess_len);
-        dir->guess = NULL;
+        dir->guess    = NULL;
+        dir->unfenced = NULL;
     }
 }
 
@@ -82,7 +85,9 @@ void cm_dir_reset_local(cm_dir_t *dir)
     dir->reset = true;
     dir->zero_peeked = 0;
     if (dir->guess != NULL) {
-        madvise(dir->guess, dir->guess_len, MADV_DONTNEED); /* zero again: no guesses */
+        /* Zero again: no guesses (the marks of adds in flight after them stay). */
+        madvise(dir->guess, (dir->unfenced != NULL) ? dir->guess_len / 2 : dir->guess_len,
+                MADV_DONTNEED);
     }
 }
 

@@ -151,11 +151,14 @@ typedef struct {
     uint64_t               updates;        /* directory read-modify-writes issued */
     uint64_t               home_joins;     /* add form: joins of pages homed here, not waited for */
     bool                   adds_unfenced;  /* add form: adds not waited for since the last fence */
+    uint64_t               *unfenced;      /* add form: per page, the transport's mark
+                                              (cm_rma_issued) after its latest add not waited
+                                              for; only updates of that page fence behind it */
     uint64_t               retries;        /* CAS form: failed compare-and-swaps */
     uint64_t               *guess;         /* CAS form: per page, the entry word as we last saw
                                               it (0: none), the compare value of the next update
                                               of a remote entry instead of a read */
-    size_t                 guess_len;      /* bytes mapped at guess */
+    size_t                 guess_len;      /* bytes mapped at guess (and unfenced after it) */
     uint64_t               zero_peeked;    /* add form: 1 + the page whose word cm_dir_add_peek
                                               last read as 0, which the guess cannot hold */
 } cm_dir_t;

@@ -300,6 +300,14 @@ cm_status_t cm_rma_fetch_wait(cm_rma_t *rma, cm_rma_fetch_t *f);
  */
 cm_status_t cm_rma_fence(cm_rma_t *rma);
 
+/*
+ * A mark of the operations issued so far, and whether those are ordered before whatever is
+ * issued from now on (a fence or a flush of all came since): a caller that issued something
+ * not waited for fences before a dependent operation only while this says no.
+ */
+uint64_t cm_rma_issued(cm_rma_t *rma);
+bool cm_rma_ordered(cm_rma_t *rma, uint64_t mark);
+
 cm_status_t cm_rma_flush(cm_rma_t *rma, int pe);
 cm_status_t cm_rma_flush_all(cm_rma_t *rma);
 

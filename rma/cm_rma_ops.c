@@ -635,6 +635,18 @@ cm_status_t cm_rma_fence(cm_rma_t *rma)
     return CM_OK;
 }
 
+uint64_t cm_rma_issued(cm_rma_t *rma)
+{
+    return __atomic_load_n(&rma->ucx_issued, __ATOMIC_SEQ_CST);
+}
+
+bool cm_rma_ordered(cm_rma_t *rma, uint64_t mark)
+{
+    /* Copies and CPU atomics are complete when issued and not counted in the mark. */
+    return __atomic_load_n(&rma->ucx_fenced, __ATOMIC_SEQ_CST) >= mark ||
+           cm_rma_ucx_flushed_to(rma, mark);
+}
+
 cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value)
 {
     return cm_rma_atomic_nbi(rma, UCP_ATOMIC_OP_ADD, "atomic add", pe, addr, value, NULL);

@@ -372,7 +372,11 @@ inline dir_apply(pg, op) {
 /* cm_dir_update in the add form. */
 inline dir_update_add(pg, op) {
 #ifndef LEAVE_UNFENCED
-    leave_land(pg);                                  /* fenced before this update */
+    if
+    :: op == OP_WRITE && lvpend[pg] == 2 ->          /* our join in flight: the adds commute */
+        REACHED(R_WRITE_BEHIND_JOIN)
+    :: else -> leave_land(pg)                        /* fenced before this update */
+    fi;
 #endif
     if
     :: op == OP_LEAVE ->

@@ -57,10 +57,14 @@
  * the home fixed here; a fixed home never moves) needs nothing the add returns: no copy (ours
  * is the master, where every released write has landed), no self-notice (nothing of ours can
  * be stale), no claim. Its JOIN is an add like a leave, in flight until the next flush and
- * fenced before the next update: zero round trips. Until it lands, writers do not notify us
- * (we need no notice) and joiners do not see us (we are no writer before our WRITE, which is
- * fenced behind it). An UNSAFE page goes on the local list with the seen word's tag: an older
- * tag only makes the acquire's check leave once for nothing.
+ * fenced before the page's next update but our WRITE: zero round trips. Until it lands,
+ * writers do not notify us (we need no notice). Our WRITE is not fenced behind it
+ * (R_WRITE_BEHIND_JOIN): two adds of bits known clear commute, and until both land others
+ * may see us a writer not yet in the set (a joiner notices itself, as it should; a writer
+ * does not notify us, as for the join alone); the WRITE's rule takes the word as if with our
+ * join. A WRITE never follows our own leave in flight (asserted: a rejoin lands it first).
+ * An UNSAFE page goes on the local list with the seen word's tag: an older tag only makes
+ * the acquire's check leave once for nothing.
  *
  * A fault whose page lives at its directory home issues the copy after its add, fenced behind
  * it (cm_dir_add_join_issue): the home carries out the get after the add, so that copy is the
@@ -78,6 +82,7 @@ byte bhead[NPROC * NPROC];    /* t's consumed count of bin[t * NPROC + s], as s 
 #define R_BUSY_JOIN   22   /* a joiner's add found a claim in progress, and waited it out */
 #define R_BIN_WAIT    23   /* a notice consumed from a bin */
 #define R_HOME_JOIN   24   /* a fault on a page homed here joins by an add not waited for */
+#define R_WRITE_BEHIND_JOIN 25   /* a WRITE issued while the same page's home join is in flight */
 
 /* The word's effects for op by me, as cm_dir_apply computes them in the add form. */
 inline dir_apply_add(pg, op) {
@@ -103,7 +108,9 @@ inline dir_apply_add(pg, op) {
             fx_self = (e_fl & F_UNSAFE) == 0 && (e_wr & ~BIT(me)) != 0
 #endif
         :: op == OP_WRITE ->
-            assert((e_sh & BIT(me)) != 0 && (e_wr & BIT(me)) == 0);   /* joined, not a writer */
+            /* joined (or our home's join in flight, never our leave), not a writer */
+            assert(((e_sh & BIT(me)) != 0 || lvpend[pg] == 2) && lvpend[pg] != 1 &&
+                   (e_wr & BIT(me)) == 0);
             e_wr = e_wr + BIT(me);
             if
             :: (e_fl & F_UNSAFE) != 0 -> skip                  /* sharers check at acquire */

@@ -250,7 +250,7 @@ check add-tail-first add-tail_first "fail:assertion violated \\(bin"
 check add-leave-unfenced add-leave_unfenced "fail:assertion violated \\(+\\(e_sh"   # a JOIN's or a WRITE's
 check add-home-join-any add-home_join_any "fail:$stale"
 check add-home-join-unfenced add-home_join_unfenced "fail:assertion violated \\(\\(dsh"
-for p in 1 5 6 11 12 20 21 22 23 24; do
+for p in 1 5 6 11 12 20 21 22 23 24 25; do
     check "probe-$p-add-safe" add-safe "$(reached $p)" $p
 done
 for p in 3 4 13 14; do   # overflow, unsafe pages

@@ -409,6 +409,98 @@ START_TEST(test_dir_add_home_join)
 }
 END_TEST
 
+/* A release's WRITE behind our own home's join: no fence; where it overtook the join, the
+ * rule applies to the word with both. */
+START_TEST(test_dir_add_write_behind_join)
+{
+    cm_dir_t d[NPROCS];
+    cm_dir_entry_t e;
+    cm_dir_effects_t fx;
+    fake_counts_t c0, c1;
+    uint64_t old, w;
+    bool joined, issued;
+
+    impl = CM_DIR_IMPL_ADD;
+    for (int r = 0; r < NPROCS; r++) {
+        dir_open(&d[r], r);
+        d[r].first_touch = true;
+    }
+    /* Page 2 claimed by rank 3, joined and written by rank 0; rank 3 leaves and faults again. */
+    ck_assert_int_eq(cm_dir_update(&d[3], 2, CM_DIR_JOIN, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert_int_eq(cm_dir_update(&d[0], 2, CM_DIR_JOIN, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert_int_eq(cm_dir_update(&d[0], 2, CM_DIR_WRITE, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert_int_eq(cm_dir_add_peek(&d[3], 2), CM_OK);
+    ck_assert_int_eq(cm_dir_update(&d[3], 2, CM_DIR_LEAVE, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert_int_eq(cm_dir_add_home_join(&d[3], 2, &joined, &e, &fx), CM_OK);
+    ck_assert(joined);
+    fake_counts(world, &c0);
+    ck_assert_int_eq(cm_dir_add_write_nbi(&d[3], 2, &old, &issued), CM_OK);
+    fake_counts(world, &c1);
+    ck_assert(issued);
+    ck_assert_uint_eq(c1.fences - c0.fences, 0);
+    ck_assert_int_eq(cm_rma_flush_all(fake_rma(world, 3)), CM_OK);
+    /* The fake lands the join first; a WRITE that overtook it returns the word without it. */
+    ck_assert(old & (1ull << 3));
+    ck_assert_int_eq(cm_dir_add_write_done(&d[3], 2, old - (1ull << 3), &e, &fx), CM_OK);
+    ck_assert_uint_eq(fx.notify, 1ull << 0);
+    ck_assert_uint_eq(e.sharers, (1ull << 0) | (1ull << 3));
+    ck_assert_uint_eq(e.writers, (1ull << 0) | (1ull << 3));
+    ck_assert(cm_dir_seen_word(&d[3], 2, &w));
+    ck_assert_int_eq(cm_dir_add_peek(&d[1], 2), CM_OK);
+    ck_assert(cm_dir_seen_word(&d[1], 2, &old));
+    ck_assert_uint_eq(w, old); /* seen as it stands */
+    /* A leave, the rejoin fenced behind it, a WRITE: nothing more to fence. */
+    ck_assert_int_eq(cm_dir_update(&d[0], 2, CM_DIR_LEAVE, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert_int_eq(cm_dir_update(&d[0], 2, CM_DIR_JOIN, held_none, NULL, &e, &fx), CM_OK);
+    fake_counts(world, &c0);
+    ck_assert_int_eq(cm_dir_add_write_nbi(&d[0], 2, &old, &issued), CM_OK);
+    fake_counts(world, &c1);
+    ck_assert(issued);
+    ck_assert_uint_eq(c1.fences - c0.fences, 0); /* the join was waited for: ordered */
+    for (int r = 0; r < NPROCS; r++) {
+        cm_dir_fini(&d[r]);
+    }
+}
+END_TEST
+
+/* An add not waited for is fenced before the next update of its page only, and not at all
+ * where a flush of all came between. */
+START_TEST(test_dir_add_fence_per_page)
+{
+    cm_dir_t d[NPROCS];
+    cm_dir_entry_t e;
+    cm_dir_effects_t fx;
+    fake_counts_t c0, c1;
+
+    impl = CM_DIR_IMPL_ADD;
+    for (int r = 0; r < NPROCS; r++) {
+        dir_open(&d[r], r);
+    }
+    for (uint64_t p = 1; p <= 3; p++) {
+        ck_assert_int_eq(cm_dir_update(&d[0], p, CM_DIR_JOIN, held_none, NULL, &e, &fx), CM_OK);
+    }
+    fake_counts(world, &c0);
+    ck_assert_int_eq(cm_dir_update(&d[0], 1, CM_DIR_LEAVE, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert_int_eq(cm_dir_update(&d[0], 2, CM_DIR_WRITE, held_none, NULL, &e, &fx), CM_OK);
+    fake_counts(world, &c1);
+    ck_assert_uint_eq(c1.fences - c0.fences, 0); /* another page's update: not behind it */
+    ck_assert_int_eq(cm_dir_update(&d[0], 1, CM_DIR_JOIN, held_none, NULL, &e, &fx), CM_OK);
+    fake_counts(world, &c0);
+    ck_assert_uint_eq(c0.fences - c1.fences, 1); /* its own page's: behind it */
+    ck_assert(e.sharers & 1ull);
+    /* A leave, a flush of all (a release), the page's next update: ordered already. */
+    ck_assert_int_eq(cm_dir_update(&d[0], 3, CM_DIR_LEAVE, held_none, NULL, &e, &fx), CM_OK);
+    ck_assert_int_eq(cm_rma_flush_all(fake_rma(world, 0)), CM_OK);
+    fake_counts(world, &c0);
+    ck_assert_int_eq(cm_dir_update(&d[0], 3, CM_DIR_JOIN, held_none, NULL, &e, &fx), CM_OK);
+    fake_counts(world, &c1);
+    ck_assert_uint_eq(c1.fences - c0.fences, 0);
+    for (int r = 0; r < NPROCS; r++) {
+        cm_dir_fini(&d[r]);
+    }
+}
+END_TEST
+
 /* ---- a failing held callback ------------------------------------------------------ */
 
 static cm_status_t held_fail(uint64_t page, const cm_dir_effects_t *fx, void *arg)
@@ -497,6 +589,8 @@ int main(void)
     tcase_add_test(tc, test_dir_add_first_touch);
     tcase_add_test(tc, test_dir_add_ordered_join);
     tcase_add_test(tc, test_dir_add_home_join);
+    tcase_add_test(tc, test_dir_add_fence_per_page);
+    tcase_add_test(tc, test_dir_add_write_behind_join);
     /* Four threads on two cores, yielding: seconds under load; a hang still fails. */
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);

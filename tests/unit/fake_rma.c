@@ -18,6 +18,8 @@
 struct cm_rma {
     fake_world_t *w;
     int          rank;
+    uint64_t     issued;   /* adds not waited for, counted as UCX counts them (cm_rma_issued) */
+    uint64_t     ordered;  /* ... of which a fence or a flush of all came after */
 };
 
 struct fake_world {
@@ -44,7 +46,7 @@ fake_world_t *fake_world_create(int nprocs, size_t size)
         if (w->base[r] == MAP_FAILED) {
             abort();
         }
-        w->rma[r] = (struct cm_rma){w, r};
+        w->rma[r] = (struct cm_rma){.w = w, .rank = r};
     }
     return w;
 }
@@ -252,7 +254,18 @@ cm_status_t cm_rma_fadd(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, u
 cm_status_t cm_rma_add_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value)
 {
     __atomic_fetch_add(fake_word(rma, pe, addr), value, __ATOMIC_SEQ_CST);
+    rma->issued++; /* landed at once here, but a caller must not rely on it */
     return CM_OK;
+}
+
+uint64_t cm_rma_issued(cm_rma_t *rma)
+{
+    return rma->issued;
+}
+
+bool cm_rma_ordered(cm_rma_t *rma, uint64_t mark)
+{
+    return rma->ordered >= mark;
 }
 
 cm_status_t cm_rma_fadd_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t value, uint64_t *old)
@@ -308,6 +321,7 @@ cm_status_t cm_rma_fetch_wait(cm_rma_t *rma, cm_rma_fetch_t *f)
 
 cm_status_t cm_rma_fence(cm_rma_t *rma)
 {
+    rma->ordered = rma->issued;
     fake_count(&rma->w->counts.fences);
     return CM_OK;
 }
@@ -321,6 +335,7 @@ cm_status_t cm_rma_flush(cm_rma_t *rma, int pe)
 
 cm_status_t cm_rma_flush_all(cm_rma_t *rma)
 {
+    rma->ordered = rma->issued;
     fake_count(&rma->w->counts.flushes);
     return CM_OK;
 }
