@@ -85,7 +85,8 @@ static void *cm_rma_progress_main(void *arg)
     epoll_ctl(ep_fd, EPOLL_CTL_ADD, rma->stop_fd, &ev);
 
     for (;;) {
-        if (atomic_load_explicit(&rma->main_polling, memory_order_relaxed)) {
+        if (atomic_load_explicit(&rma->main_polling, memory_order_relaxed) ||
+            atomic_load_explicit(&rma->main_held, memory_order_relaxed)) {
             struct timespec ts = {.tv_sec  = (time_t)(rma->handoff_ns / 1000000000u),
                                   .tv_nsec = (long)(rma->handoff_ns % 1000000000u)};
             nanosleep(&ts, NULL);
@@ -320,6 +321,23 @@ static void cm_rma_wake_missed(cm_rma_t *rma)
  * waker that saw `sleeping` bumps it after our read, so the futex either refuses to sleep
  * or is woken. The worker is the progress thread's meanwhile.
  */
+/* This thread's depth of cm_rma_hold_begin sections (each thread counts once in main_held). */
+static __thread unsigned cm_rma_held_here;
+
+void cm_rma_hold_begin(cm_rma_t *rma)
+{
+    if (rma->thread_running && cm_rma_held_here++ == 0) {
+        atomic_fetch_add_explicit(&rma->main_held, 1, memory_order_relaxed);
+    }
+}
+
+void cm_rma_hold_end(cm_rma_t *rma)
+{
+    if (rma->thread_running && --cm_rma_held_here == 0) {
+        atomic_fetch_sub_explicit(&rma->main_held, 1, memory_order_relaxed);
+    }
+}
+
 static void cm_rma_block(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg)
 {
     cm_rma_waitword_t *w = rma->wait_self;
@@ -329,6 +347,9 @@ static void cm_rma_block(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg)
 
     __atomic_store_n(&w->sleeping, CM_RMA_SLEEP_FUTEX, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (cm_rma_held_here > 0) {
+        atomic_fetch_sub_explicit(&rma->main_held, 1, memory_order_seq_cst); /* back at wake-up */
+    }
     atomic_store_explicit(&rma->main_polling, 0, memory_order_seq_cst);
     if (!ready(arg)) {
         atomic_fetch_add_explicit(&rma->wait_blocks, 1, memory_order_relaxed);
@@ -339,6 +360,9 @@ static void cm_rma_block(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg)
     }
     __atomic_store_n(&w->sleeping, 0, __ATOMIC_RELAXED);
     atomic_store_explicit(&rma->main_polling, 1, memory_order_relaxed);
+    if (cm_rma_held_here > 0) {
+        atomic_fetch_add_explicit(&rma->main_held, 1, memory_order_relaxed);
+    }
 }
 
 /*

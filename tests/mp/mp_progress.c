@@ -5,7 +5,7 @@
  * Where the transport emulates RMA in software (TCP), only target-side
  * progress completes them.
  *
- *   mp_progress FIFO_PATH [phase...]    phases: blocked wait barrier finalize
+ *   mp_progress FIFO_PATH [phase...]    phases: blocked wait barrier held finalize
  *
  * blocked:  targets sit in a blocking open()/read() of a FIFO (one each) that
  *           rank 0 writes only after its operations on them have completed. Without
@@ -108,6 +108,29 @@ static void phase_wait(void)
     MP_OK(cm_rma_barrier(rma));
 }
 
+/* Targets wait inside a hold of the worker (cm_rma_hold_begin): a wait that blocks hands the
+ * worker back to the progress thread while it sleeps, or nobody serves rank 0. */
+static void phase_held(void)
+{
+    const uint64_t tag = 55;
+
+    reset();
+    if (me == 0) {
+        for (int pe = 1; pe < np; pe++) {
+            work_on(pe, tag);
+            MP_OK(cm_rma_put_u64_nbi(rma, pe, word(3), 1));
+            MP_OK(cm_rma_flush(rma, pe));
+        }
+        printf("mp_progress: held: %d targets served while waiting in a hold\n", np - 1);
+    } else {
+        cm_rma_hold_begin(rma);
+        cm_rma_wait_u64(rma, word(3), CM_CMP_EQ, 1, NULL);
+        cm_rma_hold_end(rma);
+        check_worked(tag);
+    }
+    MP_OK(cm_rma_barrier(rma));
+}
+
 static void phase_barrier(void)
 {
     const uint64_t tag = 33;
@@ -145,7 +168,7 @@ int main(int argc, char **argv)
     bool finalize_phase = false;
 
     if (argc < 2) {
-        fprintf(stderr, "usage: mp_progress FIFO_PATH [blocked|wait|barrier|finalize]...\n");
+        fprintf(stderr, "usage: mp_progress FIFO_PATH [blocked|wait|barrier|held|finalize]...\n");
         return 2;
     }
     fifo = argv[1];
@@ -162,6 +185,8 @@ int main(int argc, char **argv)
             phase_wait();
         } else if (strcmp(argv[i], "barrier") == 0) {
             phase_barrier();
+        } else if (strcmp(argv[i], "held") == 0) {
+            phase_held();
         } else if (strcmp(argv[i], "finalize") == 0) {
             finalize_phase = true;
         } else {

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # One-sided operations complete while their target blocks outside the library
-# (read() on a FIFO), waits, sits in a barrier, or is already in cm_finalize.
+# (read() on a FIFO), waits (also inside a hold of the worker), sits in a barrier, or is
+# already in cm_finalize.
 # Over TCP, and for atomics UCX emulates with messages, only the target's progress can
 # complete them; the "blocked" phase deadlocks (and times out) without it, so its verdict
 # involves no timing.
@@ -17,6 +18,15 @@ for np in 2 4; do
     expect_out "finalize: $((np - 1)) targets served while in cm_finalize"
     expect_out "OK \(progress thread on\)"
 done
+
+note "TCP, every wait blocking: a wait inside a hold of the worker (cm_rma_hold_begin) hands it back"
+# A release, acquire or fault issues its operations with the progress thread parked. A wait
+# there that sleeps on the futex must unpark it: only the thread serves a TCP peer's put and
+# wakes the sleeper. Kept parked, each of rank 0's operations waited for the sleeper's
+# one-second backstop, and the job outlived its timeout.
+expect_ok env CM_WAIT=block CM_WAIT_SPIN=0 "$CMRUN" -n 2 --timeout 60 "$MP/mp_progress" "$tmp/fifo_held" held
+expect_out "held: 1 targets served while waiting in a hold"
+expect_out "OK \(progress thread on\)"
 
 note "TCP, progress thread off: waits inside the library still progress"
 expect_ok env CM_PROGRESS_THREAD=off "$CMRUN" -n 4 "$MP/mp_progress" "$tmp/fifo_off" wait barrier finalize

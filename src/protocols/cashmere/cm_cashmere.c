@@ -263,8 +263,10 @@ static cm_status_t cm_cm_fault_page(uint64_t p, bool write, bool whole)
     uint64_t waits = 0, claims = cm_cm.st.home_migrations;
     cm_status_t status;
 
+    cm_rma_hold_begin(cm_cm.rma);
     status = CM_RMA_COUNT_WAITS(&waits, CM_STATS_IN_PHASE(&cm_cm.st.fault_ns,
                                                           cm_cm_fault_page_in(p, write, whole)));
+    cm_rma_hold_end(cm_cm.rma);
     if (cm_cm.st.home_migrations != claims) {
         cm_cm.st.waits_first_touch += waits;
     } else if (write) {
@@ -505,10 +507,16 @@ static cm_status_t cm_cm_release_in(void)
     return cm_cm_complete();
 }
 
+/* Both issue their operations under one hold of the worker (cm_rma_hold_begin). */
 static cm_status_t cm_cm_release(void)
 {
-    return CM_RMA_COUNT_WAITS(&cm_cm.st.waits_release,
-                              CM_STATS_IN_PHASE(&cm_cm.st.release_ns, cm_cm_release_in()));
+    cm_status_t status;
+
+    cm_rma_hold_begin(cm_cm.rma);
+    status = CM_RMA_COUNT_WAITS(&cm_cm.st.waits_release,
+                                CM_STATS_IN_PHASE(&cm_cm.st.release_ns, cm_cm_release_in()));
+    cm_rma_hold_end(cm_cm.rma);
+    return status;
 }
 
 static cm_status_t cm_cm_acquire_in(void)
@@ -569,8 +577,13 @@ static cm_status_t cm_cm_acquire_in(void)
 
 static cm_status_t cm_cm_acquire(void)
 {
-    return CM_RMA_COUNT_WAITS(&cm_cm.st.waits_acquire,
-                              CM_STATS_IN_PHASE(&cm_cm.st.acquire_ns, cm_cm_acquire_in()));
+    cm_status_t status;
+
+    cm_rma_hold_begin(cm_cm.rma);
+    status = CM_RMA_COUNT_WAITS(&cm_cm.st.waits_acquire,
+                                CM_STATS_IN_PHASE(&cm_cm.st.acquire_ns, cm_cm_acquire_in()));
+    cm_rma_hold_end(cm_cm.rma);
+    return status;
 }
 
 /* ---- initialization phase ---------------------------------------------------- */

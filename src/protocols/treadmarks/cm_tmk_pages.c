@@ -494,8 +494,15 @@ out_unlock:
 /* Only this thread changes the wait counters (the progress thread's waits are its own). */
 cm_status_t cm_tmk_fault(void *addr, bool write)
 {
-    return CM_RMA_COUNT_WAITS(write ? &cm_tmk.st.waits_write_fault : &cm_tmk.st.waits_read_fault,
-                              tm_fault(addr, write));
+    cm_status_t status;
+
+    /* Its requests (one per writer) issued and waited for under one hold of the worker, as
+     * Cashmere's faults are (cm_rma_hold_begin). */
+    cm_rma_hold_begin(cm_tmk.rma);
+    status = CM_RMA_COUNT_WAITS(write ? &cm_tmk.st.waits_write_fault : &cm_tmk.st.waits_read_fault,
+                                tm_fault(addr, write));
+    cm_rma_hold_end(cm_tmk.rma);
+    return status;
 }
 
 /* ---- diff requests and replies (cm_tmk_msg.c's request handling) ---------------------------- */
