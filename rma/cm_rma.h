@@ -306,7 +306,8 @@ cm_status_t cm_rma_fence(cm_rma_t *rma);
  * progress thread stays parked, as while this thread waits in the library. Over TCP each
  * operation is a send under UCX's worker lock, and a progress thread taking that lock between
  * them made appbt's releases 4x slower across two hosts. Nests; a wait inside that blocks
- * hands the worker back to the progress thread while it sleeps.
+ * hands the worker back to the progress thread while it sleeps. Nothing where every peer is
+ * mapped here (no operation takes the worker's lock there).
  */
 void cm_rma_hold_begin(cm_rma_t *rma);
 void cm_rma_hold_end(cm_rma_t *rma);

@@ -89,17 +89,23 @@ static void phase_blocked(const char *fifo)
     }
 }
 
+/* Rank 0's work on every target, each then told through the word it waits on (cm_rma.h). */
+static void work_and_tell(uint64_t tag)
+{
+    for (int pe = 1; pe < np; pe++) {
+        work_on(pe, tag);
+        MP_OK(cm_rma_put_u64_nbi(rma, pe, word(3), 1));
+        MP_OK(cm_rma_flush(rma, pe));
+    }
+}
+
 static void phase_wait(void)
 {
     const uint64_t tag = 22;
 
     reset();
     if (me == 0) {
-        for (int pe = 1; pe < np; pe++) {
-            work_on(pe, tag);
-            MP_OK(cm_rma_put_u64_nbi(rma, pe, word(3), 1)); /* a waited word (cm_rma.h) */
-            MP_OK(cm_rma_flush(rma, pe));
-        }
+        work_and_tell(tag);
         printf("mp_progress: wait: %d targets served while in cm_rma_wait_u64\n", np - 1);
     } else {
         cm_rma_wait_u64(rma, word(3), CM_CMP_EQ, 1, NULL);
@@ -116,11 +122,7 @@ static void phase_held(void)
 
     reset();
     if (me == 0) {
-        for (int pe = 1; pe < np; pe++) {
-            work_on(pe, tag);
-            MP_OK(cm_rma_put_u64_nbi(rma, pe, word(3), 1));
-            MP_OK(cm_rma_flush(rma, pe));
-        }
+        work_and_tell(tag);
         printf("mp_progress: held: %d targets served while waiting in a hold\n", np - 1);
     } else {
         cm_rma_hold_begin(rma);

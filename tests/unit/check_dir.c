@@ -49,6 +49,23 @@ static void dir_open(cm_dir_t *dir, int r)
     ck_assert_int_eq(cm_dir_init(dir, fake_rma(world, r), impl, &seg, 2), CM_OK);
 }
 
+/* Every rank's directory in the add form, first touch on or off. */
+static void dirs_open_add(cm_dir_t *d, bool first_touch)
+{
+    impl = CM_DIR_IMPL_ADD;
+    for (int r = 0; r < NPROCS; r++) {
+        dir_open(&d[r], r);
+        d[r].first_touch = first_touch;
+    }
+}
+
+static void dirs_close(cm_dir_t *d)
+{
+    for (int r = 0; r < NPROCS; r++) {
+        cm_dir_fini(&d[r]);
+    }
+}
+
 /* ---- contention ------------------------------------------------------------------ */
 
 static struct {
@@ -300,10 +317,7 @@ START_TEST(test_dir_add_ordered_join)
     uint64_t seen;
     int home = -1;
 
-    impl = CM_DIR_IMPL_ADD;
-    for (int r = 0; r < NPROCS; r++) {
-        dir_open(&d[r], r);
-    }
+    dirs_open_add(d, false);
     ck_assert(!cm_dir_seen_word(&d[0], 1, &seen));
     ck_assert_int_eq(cm_dir_add_join_issue(&d[0], 1, &j, &home), CM_OK);
     ck_assert(!j.issued); /* no word: the add would not know what it lands on */
@@ -351,9 +365,7 @@ START_TEST(test_dir_add_ordered_join)
                      CM_OK);
     ck_assert(fx.as_seen);
     ck_assert_uint_eq(e.home, 3);
-    for (int r = 0; r < NPROCS; r++) {
-        cm_dir_fini(&d[r]);
-    }
+    dirs_close(d);
 }
 END_TEST
 
@@ -367,11 +379,7 @@ START_TEST(test_dir_add_home_join)
     uint64_t w;
     bool joined;
 
-    impl = CM_DIR_IMPL_ADD;
-    for (int r = 0; r < NPROCS; r++) {
-        dir_open(&d[r], r);
-        d[r].first_touch = true;
-    }
+    dirs_open_add(d, true);
     /* Page 2 (directory home rank 2) claimed by rank 3; rank 0 joins it and writes. */
     ck_assert_int_eq(cm_dir_update(&d[3], 2, CM_DIR_JOIN, held_none, NULL, &e, &fx), CM_OK);
     ck_assert(fx.claimed_home);
@@ -403,9 +411,7 @@ START_TEST(test_dir_add_home_join)
     /* Its WRITE, fenced behind the join, notifies the writer there. */
     ck_assert_int_eq(cm_dir_update(&d[3], 2, CM_DIR_WRITE, held_none, NULL, &e, &fx), CM_OK);
     ck_assert_uint_eq(fx.notify, 1ull << 0);
-    for (int r = 0; r < NPROCS; r++) {
-        cm_dir_fini(&d[r]);
-    }
+    dirs_close(d);
 }
 END_TEST
 
@@ -420,11 +426,7 @@ START_TEST(test_dir_add_write_behind_join)
     uint64_t old, w;
     bool joined, issued;
 
-    impl = CM_DIR_IMPL_ADD;
-    for (int r = 0; r < NPROCS; r++) {
-        dir_open(&d[r], r);
-        d[r].first_touch = true;
-    }
+    dirs_open_add(d, true);
     /* Page 2 claimed by rank 3, joined and written by rank 0; rank 3 leaves and faults again. */
     ck_assert_int_eq(cm_dir_update(&d[3], 2, CM_DIR_JOIN, held_none, NULL, &e, &fx), CM_OK);
     ck_assert_int_eq(cm_dir_update(&d[0], 2, CM_DIR_JOIN, held_none, NULL, &e, &fx), CM_OK);
@@ -457,9 +459,7 @@ START_TEST(test_dir_add_write_behind_join)
     fake_counts(world, &c1);
     ck_assert(issued);
     ck_assert_uint_eq(c1.fences - c0.fences, 0); /* the join was waited for: ordered */
-    for (int r = 0; r < NPROCS; r++) {
-        cm_dir_fini(&d[r]);
-    }
+    dirs_close(d);
 }
 END_TEST
 
@@ -472,10 +472,7 @@ START_TEST(test_dir_add_fence_per_page)
     cm_dir_effects_t fx;
     fake_counts_t c0, c1;
 
-    impl = CM_DIR_IMPL_ADD;
-    for (int r = 0; r < NPROCS; r++) {
-        dir_open(&d[r], r);
-    }
+    dirs_open_add(d, false);
     for (uint64_t p = 1; p <= 3; p++) {
         ck_assert_int_eq(cm_dir_update(&d[0], p, CM_DIR_JOIN, held_none, NULL, &e, &fx), CM_OK);
     }
@@ -495,9 +492,7 @@ START_TEST(test_dir_add_fence_per_page)
     ck_assert_int_eq(cm_dir_update(&d[0], 3, CM_DIR_JOIN, held_none, NULL, &e, &fx), CM_OK);
     fake_counts(world, &c1);
     ck_assert_uint_eq(c1.fences - c0.fences, 0);
-    for (int r = 0; r < NPROCS; r++) {
-        cm_dir_fini(&d[r]);
-    }
+    dirs_close(d);
 }
 END_TEST
 

@@ -507,16 +507,21 @@ static cm_status_t cm_cm_release_in(void)
     return cm_cm_complete();
 }
 
-/* Both issue their operations under one hold of the worker (cm_rma_hold_begin). */
-static cm_status_t cm_cm_release(void)
+/* A release or an acquire: its operations issued under one hold of the worker
+ * (cm_rma_hold_begin), its waits and time counted. */
+static cm_status_t cm_cm_event(cm_status_t (*fn)(void), uint64_t *waits, uint64_t *ns)
 {
     cm_status_t status;
 
     cm_rma_hold_begin(cm_cm.rma);
-    status = CM_RMA_COUNT_WAITS(&cm_cm.st.waits_release,
-                                CM_STATS_IN_PHASE(&cm_cm.st.release_ns, cm_cm_release_in()));
+    status = CM_RMA_COUNT_WAITS(waits, CM_STATS_IN_PHASE(ns, fn()));
     cm_rma_hold_end(cm_cm.rma);
     return status;
+}
+
+static cm_status_t cm_cm_release(void)
+{
+    return cm_cm_event(cm_cm_release_in, &cm_cm.st.waits_release, &cm_cm.st.release_ns);
 }
 
 static cm_status_t cm_cm_acquire_in(void)
@@ -577,13 +582,7 @@ static cm_status_t cm_cm_acquire_in(void)
 
 static cm_status_t cm_cm_acquire(void)
 {
-    cm_status_t status;
-
-    cm_rma_hold_begin(cm_cm.rma);
-    status = CM_RMA_COUNT_WAITS(&cm_cm.st.waits_acquire,
-                                CM_STATS_IN_PHASE(&cm_cm.st.acquire_ns, cm_cm_acquire_in()));
-    cm_rma_hold_end(cm_cm.rma);
-    return status;
+    return cm_cm_event(cm_cm_acquire_in, &cm_cm.st.waits_acquire, &cm_cm.st.acquire_ns);
 }
 
 /* ---- initialization phase ---------------------------------------------------- */
