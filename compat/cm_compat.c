@@ -8,7 +8,6 @@
 #include "util/cm_log.h"
 
 #include <inttypes.h>
-#include <sched.h>
 
 /* CM_LOCKS of the running job. */
 static unsigned cm_compat_nlocks(void)
@@ -51,12 +50,13 @@ void cm_compat_check_locks(const char *layer)
 
 void cm_compat_cond_wait(int held, int seq_lock, volatile uint64_t *seq)
 {
-    uint64_t seen;
+    uint64_t seen, armed;
 
     if (seq_lock != held) {
         cm_lock_acquire(seq_lock);
     }
-    seen = cm_compat_load(seq);
+    seen  = cm_compat_load(seq);
+    armed = cm_region_sleep_arm(seq_lock);
     if (seq_lock != held) {
         cm_lock_release(seq_lock);
     }
@@ -64,12 +64,13 @@ void cm_compat_cond_wait(int held, int seq_lock, volatile uint64_t *seq)
     cm_region_wait_begin("a signal of the condition variable at %x (word of lock %b)",
                          (uint64_t)(uintptr_t)seq, (uint64_t)seq_lock);
     for (;;) {
+        cm_region_sleep(armed);
         cm_lock_acquire(seq_lock);
         if (cm_compat_load(seq) != seen) {
             break;
         }
+        armed = cm_region_sleep_arm(seq_lock);
         cm_lock_release(seq_lock);
-        sched_yield();
     }
     cm_region_wait_end();
     if (seq_lock != held) {
@@ -83,6 +84,7 @@ void cm_compat_cond_signal(int seq_lock, volatile uint64_t *seq)
     cm_lock_acquire(seq_lock);
     cm_compat_store(seq, cm_compat_load(seq) + 1);
     cm_lock_release(seq_lock);
+    cm_region_wake(seq_lock);
 }
 
 void cm_compat_loading(const volatile void *addr, size_t len)

@@ -41,10 +41,12 @@ void cm_compat_check_locks(const char *layer);
 /*
  * A condition-variable wait built from locks only (portable to both
  * protocols): with `held` held, samples *seq under seq_lock (which may be
- * held itself), releases held, polls *seq (acquire, read, release, yield)
- * until it changes, and returns holding held again. A signal increments
- * *seq under seq_lock (cm_compat_cond_signal, or directly when the signaller
- * holds seq_lock already); wake-ups may be spurious.
+ * held itself), releases held, sleeps until a signaller wakes it
+ * (cm_region_sleep), looks at *seq under seq_lock again until it changed,
+ * and returns holding held again. A signal increments *seq under seq_lock,
+ * then wakes seq_lock's sleepers (cm_compat_cond_signal; a signaller that
+ * holds seq_lock already calls cm_region_wake(seq_lock) after releasing it);
+ * wake-ups may be spurious.
  */
 void cm_compat_cond_wait(int held, int seq_lock, volatile uint64_t *seq);
 void cm_compat_cond_signal(int seq_lock, volatile uint64_t *seq);

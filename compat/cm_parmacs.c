@@ -23,7 +23,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
@@ -309,24 +308,35 @@ void cm_parmacs_pause_set(volatile long *flag, long value)
     cm_lock_acquire(lock);
     cm_compat_store(flag, (uint64_t)value);
     cm_lock_release(lock);
+    if (value) {
+        cm_region_wake(lock);
+    }
 }
 
 void cm_parmacs_pause_wait(volatile long *flag)
 {
     int lock = cm_compat_word_lock(flag);
+    bool slept = false;
 
-    cm_region_wait_begin("the PARMACS pause flag at %x (word of lock %b)",
-                         (uint64_t)(uintptr_t)flag, (uint64_t)lock);
     for (;;) {
-        long v;
+        uint64_t armed;
+
         cm_lock_acquire(lock);
-        v = (long)cm_compat_load(flag);
-        cm_lock_release(lock);
-        if (v) {
-            cm_region_wait_end();
-            return;
+        if (cm_compat_load(flag)) {
+            cm_lock_release(lock);
+            break;
         }
-        sched_yield();
+        armed = cm_region_sleep_arm(lock);
+        cm_lock_release(lock);
+        if (!slept) {
+            cm_region_wait_begin("the PARMACS pause flag at %x (word of lock %b)",
+                                 (uint64_t)(uintptr_t)flag, (uint64_t)lock);
+            slept = true;
+        }
+        cm_region_sleep(armed);
+    }
+    if (slept) {
+        cm_region_wait_end();
     }
 }
 

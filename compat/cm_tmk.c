@@ -211,6 +211,9 @@ void Tmk_lock_cond_signal(unsigned lock_id, unsigned cond_id)
     tmk_check_lock(lock_id, "Tmk_lock_cond_signal");
     volatile uint64_t *seq = tmk_cond_seq(lock_id, cond_id);
     cm_compat_store(seq, cm_compat_load(seq) + 1);
+    /* Holding the lock: a sleeper that armed released it before we took it, so its bit is
+     * read here; woken now, it queues for the lock and finds the change once we release. */
+    cm_region_wake((int)lock_id);
 }
 
 void Tmk_lock_cond_broadcast(unsigned lock_id, unsigned cond_id)

@@ -64,6 +64,8 @@
     _(offload_passes,     "passes of the offload thread over its pages (CHH*, NSH*)") \
     _(lock_acquires_local,  "lock acquires, lock homed here") \
     _(lock_acquires_remote, "lock acquires, lock homed elsewhere") \
+    _(sleeps,             "waits of the TreadMarks and PARMACS layers (conditions, PAUSE flags) that slept until woken") \
+    _(sleep_wakes,        "wakes sent to processes asleep on a lock's word") \
     _(barriers,           "barriers") \
     _(acquires,           "acquire operations") \
     _(releases,           "release operations") \

@@ -12,6 +12,7 @@
 #include "cm.h"
 #include "directory/cm_dir.h"
 #include "locks/cm_barrier.h"
+#include "locks/cm_sleep.h"
 #include "writenotice/cm_wn.h"
 #include "writenotice/cm_wn_bin.h"
 
@@ -51,6 +52,8 @@ typedef struct {
     size_t   lock_qnodes;    /* nlocks * CM_META_LOCK_QNODE */
     size_t   barrier_flags;  /* CM_BARRIER_WORDS words */
     size_t   wait_word;      /* through which peers wake this process from a blocked wait */
+    size_t   sleep_maps;     /* lock_per_proc maps of sleepers (locks/cm_sleep.h), lock l at home l % nprocs */
+    size_t   nap_word;       /* what wakers of a sleeper put into (locks/cm_sleep.h) */
     size_t   stats;          /* nprocs * CM_META_STATS_SLOT: rank 0 gathers statistics here */
     size_t   scratch;        /* CM_META_SCRATCH bytes for tools and tests */
     size_t   total;          /* bytes needed, page aligned */

@@ -228,6 +228,8 @@ void cm_stats_reset(void)
     cm_api_require("cm_stats_reset");
     CM_RT_ENTER();
     cm_rt.proto->stats_reset();
+    cm_rt.sleep_base[0] = cm_rt.sleep.sleeps;
+    cm_rt.sleep_base[1] = cm_rt.sleep.wakes;
     cm_rt.stats_stopped = false;
     CM_RT_LEAVE();
 }
@@ -236,9 +238,16 @@ void cm_stats_stop(void)
 {
     cm_api_require("cm_stats_stop");
     CM_RT_ENTER();
-    cm_rt.proto->stats(&cm_rt.stats_at_stop);
+    cm_rt_stats_take(&cm_rt.stats_at_stop);
     cm_rt.stats_stopped = true;
     CM_RT_LEAVE();
+}
+
+void cm_rt_stats_take(cm_stats_t *st)
+{
+    cm_rt.proto->stats(st);
+    st->sleeps      = cm_rt.sleep.sleeps - cm_rt.sleep_base[0];
+    st->sleep_wakes = cm_rt.sleep.wakes - cm_rt.sleep_base[1];
 }
 
 /* ---- compat/'s view of the runtime (cm_region.h) ------------------------------------------ */
@@ -251,6 +260,30 @@ void cm_region_wait_begin(const char *what, uint64_t a, uint64_t b)
 void cm_region_wait_end(void)
 {
     cm_rma_why_pop(cm_rt.rma);
+}
+
+uint64_t cm_region_sleep_arm(int lock)
+{
+    uint64_t seen = 0;
+
+    CM_RT_ENTER();
+    cm_api_check(cm_sleep_arm(&cm_rt.sleep, (uint32_t)lock, &seen), "a wait of the compat layer");
+    CM_RT_LEAVE();
+    return seen;
+}
+
+void cm_region_sleep(uint64_t seen)
+{
+    CM_RT_ENTER();
+    cm_sleep_wait(&cm_rt.sleep, seen, CM_RMA_WHY("a wake from a process that changed the word", NULL, 0, 0, -1));
+    CM_RT_LEAVE();
+}
+
+void cm_region_wake(int lock)
+{
+    CM_RT_ENTER();
+    cm_api_check(cm_sleep_wake(&cm_rt.sleep, (uint32_t)lock), "a wake of the compat layer");
+    CM_RT_LEAVE();
 }
 
 bool cm_region_get(cm_region_t *r)

@@ -43,4 +43,15 @@ void cm_region_restore(void);
 void cm_region_wait_begin(const char *what, uint64_t a, uint64_t b);
 void cm_region_wait_end(void);
 
+/*
+ * Sleeping on a word guarded by a lock instead of polling it under the lock (locks/cm_sleep.h):
+ * with the lock held and the word seen unchanged, cm_region_sleep_arm; release the lock;
+ * cm_region_sleep(what arm returned) returns once a process that changed a word under the
+ * same lock called cm_region_wake(lock) after releasing it (or spuriously); then acquire the
+ * lock and look again. The lock carries the memory model; the wake only says when to look.
+ */
+uint64_t cm_region_sleep_arm(int lock);
+void cm_region_sleep(uint64_t seen);
+void cm_region_wake(int lock);
+
 #endif

@@ -14,6 +14,7 @@
 #include "src/runtime/cm_heap.h"
 #include "src/protocols/cm_meta.h"
 #include "src/protocols/cm_protocol.h"
+#include "locks/cm_sleep.h"
 
 #include <stdbool.h>
 
@@ -61,6 +62,8 @@ typedef struct {
     double            start_time;   /* wall clock at cm_init (cm_wall_time) */
     bool              stats_stopped; /* cm_stats_stop: stats_at_stop is what CM_STATS reports */
     cm_stats_t        stats_at_stop;
+    cm_sleep_t        sleep;        /* compat/'s waits: sleepers of locks (cm_region_sleep) */
+    uint64_t          sleep_base[2]; /* sleeps and wakes at the last cm_stats_reset */
 } cm_runtime_t;
 
 extern cm_runtime_t cm_rt;
@@ -79,6 +82,9 @@ static inline uintptr_t cm_rt_local_arena(void)
  */
 cm_status_t cm_runtime_layout(const cm_config_t *cfg, size_t page_size, size_t meta_needed,
                               cm_layout_t *out);
+
+/* This process's statistics since the last cm_stats_reset: the protocol's and the runtime's own. */
+void cm_rt_stats_take(cm_stats_t *st);
 
 /* The run as the statistics JSON and cm_bench --json describe it (src/runtime/cm_stats_run.c). */
 typedef struct {

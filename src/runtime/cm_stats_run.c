@@ -209,7 +209,7 @@ cm_status_t cm_rt_stats_report(void)
     if (cm_rt.stats_stopped) {
         mine.st = cm_rt.stats_at_stop;
     } else {
-        cm_rt.proto->stats(&mine.st);
+        cm_rt_stats_take(&mine.st);
     }
     {
         struct rusage ru;

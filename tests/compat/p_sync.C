@@ -8,8 +8,15 @@
  * macros, the first worker to run past the end resets the counter, so an
  * index may be handed out again to a worker still in the loop).
  *
- *   cmrun -n P p_sync P
+ * With `sleep', only two long waits: worker 0 computes (sleeps) 0.3 s before it sets a
+ * PAUSE flag the others wait for, and again before it broadcasts a condition they wait on.
+ * A waiter that polls its word under the lock acquires the lock thousands of times meanwhile;
+ * one that sleeps until woken, a few (tests/mp/test_compat.sh counts them).
+ *
+ *   cmrun -n P p_sync P [sleep]
  */
+#include <string.h>
+#include <unistd.h>
 MAIN_ENV
 
 #define ITEMS  200
@@ -26,11 +33,36 @@ struct global {
     long relay;             /* passed along the relay */
     long queue, produced, consumed, consumed_sum;
     long fence_data, fence_flag;
+    PAUSEDEC(go)
+    long ready;
     long done[TASKS];
 };
 
 struct global *Global;
 long P;
+int sleep_only;
+
+static void Sleepers(long me)
+{
+    if (me == 0) {
+        usleep(300000);
+        SETPAUSE(Global->go)
+        usleep(300000);
+        LOCK(Global->qlock)
+        Global->ready = 1;
+        CONDVARBCAST(Global->cv)
+        UNLOCK(Global->qlock)
+    } else {
+        WAITPAUSE(Global->go)
+        LOCK(Global->qlock)
+        while (!Global->ready) {
+            CONDVARWAIT(Global->cv, Global->qlock)
+        }
+        UNLOCK(Global->qlock)
+        Global->done[me] = 1;
+    }
+    BARRIER(Global->bar, P)
+}
 
 static void Work(void)
 {
@@ -40,6 +72,10 @@ static void Work(void)
     me = Global->id++;
     UNLOCK(Global->idlock)
     BARRIER(Global->bar, P)
+    if (sleep_only) {
+        Sleepers(me);
+        return;
+    }
 
     /* Relay: worker k waits for stage k, adds k, opens stage k+1. */
     WAITPAUSE(Global->stage[me])
@@ -117,10 +153,13 @@ int main(int argc, char **argv)
 
     MAIN_INITENV()
     P = (argc > 1) ? atol(argv[1]) : 1;
+    sleep_only = argc > 2 && strcmp(argv[2], "sleep") == 0;
     Global = (struct global *) G_MALLOC(sizeof(struct global));
     for (int k = 0; k <= 64; k++) {
         PAUSEINIT(Global->stage[k])
     }
+    PAUSEINIT(Global->go)
+    Global->ready = 0;
     CONDVARINIT(Global->cv)
     LOCKINIT(Global->qlock)
     LOCKINIT(Global->idlock)
@@ -129,6 +168,17 @@ int main(int argc, char **argv)
     SETPAUSE(Global->stage[0])
     CREATE(Work, P)
     WAIT_FOR_END(P)
+    if (sleep_only) {
+        for (long k = 1; k < P; k++) {
+            bad += Global->done[k] != 1;
+        }
+        printf("p_sync: %ld waiters woken, %ld not: %s\n", P - 1 - bad, bad, bad ? "FAILED" : "OK");
+        if (bad != 0) {
+            exit(1);
+        }
+        MAIN_END
+        return 0;
+    }
 
     for (long k = 0; k < P; k++) {
         relay_expect += k;

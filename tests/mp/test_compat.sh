@@ -4,16 +4,17 @@
 # and SPLASH-3 style, through cashmere.m4) run unmodified and check their own
 # results, under every variant this machine runs and TreadMarks with both write
 # detections, at 2 and 4 processes, and at 1 under CHSM, NSSN and TreadMarks.
-# Their waits (PAUSE flags, condition variables, GETSUB, Tmk_lock_cond_wait)
-# poll shared words the runtime reads itself: under the software line fills
-# of the NS variants those reads hung until the runtime made them current.
+# Their waits (PAUSE flags, condition variables, Tmk_lock_cond_wait) read
+# shared words the runtime reads itself: under the software line fills of the
+# NS variants those reads hung until the runtime made them current. The waits
+# sleep until a process that changed the word wakes them (locks/cm_sleep.h).
 # Misuse (a worker count that is not the job's) is a clear error on every rank.
 . "$top_srcdir/tests/lib.sh"
 use_shm
 C="$top_builddir/tests/compat"
 QUICK=60
 input=$(mktemp)
-trap 'rm -f "$input"' EXIT
+trap 'rm -f "$input" "$input.json"' EXIT
 
 settings=("CM_PROTOCOL=treadmarks" "CM_PROTOCOL=treadmarks CM_TMK_WRITE_DETECT=scan")
 for v in $(available_variants); do
@@ -44,6 +45,23 @@ for np in 1 2 4; do
         expect_out "^p_locks: $((4096 * np)) increments under 65536 locks \(expected $((4096 * np))\): OK$"
         expect_ok env $setting "$CMRUN" -n $np "$C/p_sync" $np
         expect_out "^p_sync: relay $((np * (np - 1) / 2)) \(expected $((np * (np - 1) / 2))\), 0 bad tasks/queue: OK$"
+    done
+done
+
+# Long waits sleep until woken: two 0.3 s waits (a PAUSE flag, a condition) cost a waiter a
+# few lock acquires, not one per poll (over a million when the layers polled under the lock).
+for np in 2 4; do
+    for setting in "CM_PROTOCOL=treadmarks" "CM_PROTOCOL=cashmere CM_VARIANT=CHSM" \
+                   "CM_PROTOCOL=cashmere CM_VARIANT=NSSN"; do
+        note "$np processes, $setting: waits that sleep"
+        expect_ok env $setting CM_STATS="$input.json" "$CMRUN" -n $np "$C/p_sync" $np sleep
+        expect_out "^p_sync: $((np - 1)) waiters woken, 0 not: OK$"
+        acquires=$(( $(stats_total lock_acquires_local "$input.json") +
+                     $(stats_total lock_acquires_remote "$input.json") ))
+        sleeps=$(stats_total sleeps "$input.json")
+        echo "  lock acquires $acquires, sleeps $sleeps"
+        [ "$acquires" -le $((20 * np)) ] || fail "$acquires lock acquires in two waits of $np processes"
+        [ "$sleeps" -ge 1 ] || fail "no waiter slept"
     done
 done
 

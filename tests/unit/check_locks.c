@@ -3,11 +3,13 @@
  * Unit tests of locks/ alone, over the fake one-sided layer (fake_rma.h: ranks are threads):
  * the MCS lock excludes and hands over in queue order (also with the release that waits for
  * nothing), the lock that carries data hands the data to its successor (and fetches it from
- * the home when free), the barrier lets nobody through before everyone arrived.
+ * the home when free), the barrier lets nobody through before everyone arrived, a sleeper on
+ * a lock's word is woken by whoever changes the word after it armed, and only by those.
  */
 #include "config.h"
 #include "locks/cm_barrier.h"
 #include "locks/cm_mcs.h"
+#include "locks/cm_sleep.h"
 #include "tests/unit/fake_rma.h"
 
 #include <check.h>
@@ -24,7 +26,10 @@
 #define OFF_DATA    1024   /* NLOCKS carried values while free (at the home) */
 #define OFF_HANDOFF 2048   /* NLOCKS handoff areas */
 #define OFF_BARRIER 4096   /* CM_BARRIER_WORDS flags */
+#define OFF_MAPS    6144   /* sleep maps: SLEEP_LOCKS / NPROCS per rank, one word each */
+#define OFF_NAP     7168   /* the nap word */
 #define AREA        8192
+#define SLEEP_LOCKS 8
 
 static fake_world_t *world;
 
@@ -256,6 +261,127 @@ START_TEST(test_barrier)
 }
 END_TEST
 
+/* ---- sleeping on a lock's word ------------------------------------------------------ */
+
+static void sleep_init(cm_sleep_t *s, int r)
+{
+    ck_assert_int_eq(cm_sleep_init(s, fake_rma(world, r), fake_base(world, r) + OFF_MAPS,
+                                   (uint64_t *)(void *)(fake_base(world, r) + OFF_NAP)),
+                     CM_OK);
+}
+
+static uint64_t nap_of(int r)
+{
+    return __atomic_load_n((uint64_t *)(void *)(fake_base(world, r) + OFF_NAP), __ATOMIC_SEQ_CST);
+}
+
+static uint64_t map_of(int l)
+{
+    return *(uint64_t *)(void *)(fake_base(world, l % NPROCS) + OFF_MAPS + (l / NPROCS) * 8);
+}
+
+START_TEST(test_sleep_arm_wake)
+{
+    cm_sleep_t s[NPROCS];
+    uint64_t seen1, seen2, again, woken;
+    fake_counts_t c0, c1;
+
+    ck_assert_uint_le(cm_sleep_map_bytes(SLEEP_LOCKS / NPROCS, NPROCS), OFF_NAP - OFF_MAPS);
+    for (int r = 0; r < NPROCS; r++) {
+        sleep_init(&s[r], r);
+    }
+    ck_assert_int_eq(cm_sleep_arm(&s[1], 5, &seen1), CM_OK);
+    ck_assert_int_eq(cm_sleep_arm(&s[2], 5, &seen2), CM_OK);
+    ck_assert_uint_eq(map_of(5), (1u << 1) | (1u << 2));
+    ck_assert_int_eq(cm_sleep_wake(&s[0], 5), CM_OK);
+    ck_assert_uint_ne(nap_of(1), seen1);
+    ck_assert_uint_ne(nap_of(2), seen2);
+    ck_assert_uint_ne(nap_of(1), nap_of(2)); /* every wake a value of its own */
+    ck_assert_uint_eq(nap_of(3), 0);
+    ck_assert_uint_eq(s[0].wakes, 2);
+
+    /* Armed on 5 still: arming it again costs nothing; another lock moves the bit. */
+    fake_counts(world, &c0);
+    ck_assert_int_eq(cm_sleep_arm(&s[1], 5, &again), CM_OK);
+    fake_counts(world, &c1);
+    ck_assert_uint_eq(c1.atomics, c0.atomics);
+    ck_assert_uint_eq(again, nap_of(1));
+    ck_assert_int_eq(cm_sleep_arm(&s[1], 6, &seen1), CM_OK);
+    ck_assert_uint_eq(map_of(5), 1u << 2);
+    ck_assert_uint_eq(map_of(6), 1u << 1);
+    woken = nap_of(1);
+    ck_assert_int_eq(cm_sleep_wake(&s[3], 5), CM_OK);
+    ck_assert_uint_eq(nap_of(1), woken);
+    ck_assert_uint_ne(nap_of(2), seen2);
+    /* The waker's own bit wakes nobody. */
+    ck_assert_int_eq(cm_sleep_arm(&s[3], 6, &seen2), CM_OK);
+    ck_assert_int_eq(cm_sleep_wake(&s[3], 6), CM_OK);
+    ck_assert_uint_eq(nap_of(3), seen2);
+    ck_assert_uint_ne(nap_of(1), woken);
+    for (int r = 0; r < NPROCS; r++) {
+        cm_sleep_fini(&s[r]);
+    }
+}
+END_TEST
+
+/*
+ * Rank 0 opens ROUNDS gates one after another, each a word under lock 3 it sets and then
+ * wakes; the others wait for each gate as the PAUSE flags do (look under the lock, arm, release,
+ * sleep). A wake lost between a look and a sleep hangs the test.
+ */
+#define ROUNDS 300
+static uint64_t gate; /* plain memory, changed and read only under lock 3 */
+
+static void gate_rank(int r, void *arg)
+{
+    cm_rma_t *rma = fake_rma(world, r);
+    cm_sleep_t s;
+    const int l = 3;
+
+    (void)arg;
+    sleep_init(&s, r);
+    for (uint64_t k = 1; k <= ROUNDS; k++) {
+        if (r == 0) {
+            if (k % 3 == 0) {
+                sched_yield();
+            }
+            ck_assert_int_eq(cm_mcs_acquire(rma, l % NPROCS, tail_of(r, l), qnode_of(r, l), NULL),
+                             CM_OK);
+            gate = k;
+            ck_assert_int_eq(cm_mcs_release(rma, l % NPROCS, tail_of(r, l), qnode_of(r, l), NULL,
+                                            NULL, NULL),
+                             CM_OK);
+            ck_assert_int_eq(cm_sleep_wake(&s, (uint32_t)l), CM_OK);
+            continue;
+        }
+        for (;;) {
+            uint64_t seen, g;
+            ck_assert_int_eq(cm_mcs_acquire(rma, l % NPROCS, tail_of(r, l), qnode_of(r, l), NULL),
+                             CM_OK);
+            g = gate;
+            if (g < k) {
+                ck_assert_int_eq(cm_sleep_arm(&s, (uint32_t)l, &seen), CM_OK);
+            }
+            ck_assert_int_eq(cm_mcs_release(rma, l % NPROCS, tail_of(r, l), qnode_of(r, l), NULL,
+                                            NULL, NULL),
+                             CM_OK);
+            if (g >= k) {
+                break;
+            }
+            cm_sleep_wait(&s, seen, NULL);
+        }
+    }
+    cm_sleep_fini(&s);
+}
+
+START_TEST(test_sleep_no_lost_wake)
+{
+    gate = 0;
+    fake_run(world, gate_rank, NULL);
+    ck_assert_uint_eq(gate, ROUNDS);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("locks");
@@ -267,6 +393,8 @@ int main(void)
     tcase_add_loop_test(tc, test_mcs_exclusion, 0, 2);
     tcase_add_test(tc, test_mcs_order_and_data);
     tcase_add_test(tc, test_barrier);
+    tcase_add_test(tc, test_sleep_arm_wake);
+    tcase_add_test(tc, test_sleep_no_lost_wake);
     /* Four threads on two cores, yielding: seconds under load; a hang still fails. */
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
