@@ -3,24 +3,31 @@
  * Sleeping on a lock's word until someone who changed it says so: the blocking half of the
  * condition waits and PAUSE flags the TreadMarks and PARMACS layers build from locks.
  *
- * Each lock has, at its home (lock l at l % nprocs, as the MCS tails), a map of the processes
- * asleep on it, one bit each, ceil(P / 64) words. Only a process changes its own bit, with an
- * add that never fails (it knows whether its bit is set: `armed`). Each process has a nap word
- * that wakers put fresh values into (sender's rank and serial: never a value seen before).
+ * Every process keeps a map of who sleeps on which lock: CM_SLEEP_SLOTS slots (lock l in slot
+ * l % CM_SLEEP_SLOTS: the PARMACS layer's 1024 word locks one each), ceil(P / 64) words each,
+ * one bit per process. Only a process changes its own bit, in every process's copy, with adds
+ * that never fail (it knows whether its bit is set: `armed`). Signals are many and sleeps few
+ * (BARNES: a broadcast per cell of the tree, a handful of sleeps), so a waker reads its own
+ * copy and a sleeper pays the round trip: a get of the map at the lock's home on every signal
+ * made BARNES under TreadMarks 12 % slower at 4 processes on 2 cores. A wake is a message
+ * (CM_SLEEP_AM_WAKE) whose handler bumps the sleeper's nap word: a sleeper waits on the worker's
+ * events (cm_rma_wait_events), so under TreadMarks it serves the requests that reach it
+ * itself, as when it polled; sleeping on a futex instead handed each one to the progress
+ * thread and kept BARNES 10 % slower still.
  *
- * Waiter, holding lock l:   seen = nap; bit set in l's map (complete); release l;
- *                           sleep until nap != seen; acquire l; look again.
- * Waker, after changing the word under l and releasing l: get l's map; a put to each set bit's
- * nap word, fire-and-forget.
- * The waiter's bit is complete before its release of l, so a waker whose change follows that
- * release (it acquired l after it) reads the bit; its put changes nap from whatever the waiter
- * saw. What the waiter then reads it reads under l: the lock carries the memory model, the
- * wake is only a hint, and wakes may be spurious (a bit left armed on a lock waited on before,
- * a put still in flight from an earlier wake).
+ * Waiter, holding lock l:   seen = nap; its bit set in slot l of every copy (complete); release
+ *                           l; sleep until nap != seen; acquire l; look again.
+ * Waker, after changing the word under l (released or still held): reads slot l of its copy;
+ * a wake message to each set bit's process, fire-and-forget.
+ * The waiter's bits are complete before its release of l, so a waker whose change follows that
+ * release (it acquired l after it) reads the bit; its message's handler moves nap from whatever
+ * the waiter saw. What the waiter then reads it reads under l: the lock carries the memory model, the
+ * wake is only a hint, and wakes may be spurious (a bit left armed on a slot waited on before,
+ * another lock of the same slot, a message still in flight from an earlier wake).
  *
- * A bit stays set after the wait (the next wait on the same lock arms for free); arming
- * another lock clears it first, and the flush that completes the new bit completes the clear
- * too, so an add of the same bit later can never overtake it.
+ * A bit stays set after the wait (the next wait in the same slot arms for free); arming
+ * another slot clears it first, and the flush that completes the new bits completes the clears
+ * too, so an add of the same bit later can never overtake them.
  */
 #ifndef CM_SLEEP_H
 #define CM_SLEEP_H
@@ -29,32 +36,32 @@
 
 #include <stdint.h>
 
-#define CM_SLEEP_NONE UINT32_MAX
+#define CM_SLEEP_NONE    UINT32_MAX
+#define CM_SLEEP_SLOTS   1024u
+#define CM_SLEEP_AM_WAKE 24   /* the active message id of a wake (below cm_rma.h's maximum) */
 
 typedef struct {
     cm_rma_t *rma;
-    char     *maps;       /* lock l's map at home l % P, (l / P) * words words in: same address everywhere */
-    uint64_t *nap;        /* this process's nap word (same address in every process) */
+    uint64_t *maps;       /* CM_SLEEP_SLOTS maps of words words: same address everywhere */
+    uint64_t nap;         /* wakes received: the handler bumps it */
     uint32_t words;       /* words per map: ceil(P / 64) */
-    uint32_t armed;       /* the lock whose map holds our bit, or CM_SLEEP_NONE */
-    uint64_t serial;      /* wakes sent */
-    uint64_t *map_buf;    /* words words: a map fetched by a waker */
+    uint32_t armed;       /* the slot whose maps hold our bit, or CM_SLEEP_NONE */
     uint64_t sleeps, wakes; /* waits that slept; puts sent to sleepers */
 } cm_sleep_t;
 
-/* Bytes of maps a process hosts for locks_per_proc locks among nprocs processes. */
-size_t cm_sleep_map_bytes(uint32_t locks_per_proc, uint32_t nprocs);
+/* Bytes of each process's copy of the maps among nprocs processes. */
+size_t cm_sleep_map_bytes(uint32_t nprocs);
 
-cm_status_t cm_sleep_init(cm_sleep_t *s, cm_rma_t *rma, char *maps, uint64_t *nap);
-void cm_sleep_fini(cm_sleep_t *s);
+/* Registers the wake's handler: before this process can arm, so before any wake to it. */
+cm_status_t cm_sleep_init(cm_sleep_t *s, cm_rma_t *rma, uint64_t *maps);
 
 /* With lock held: arms this process's bit in its map; returns what sleep must see change. */
 cm_status_t cm_sleep_arm(cm_sleep_t *s, uint32_t lock, uint64_t *seen);
 
-/* After releasing the lock: until a waker's put changes the nap word from seen. */
+/* After releasing the lock: until a wake moves the nap word from seen. */
 void cm_sleep_wait(cm_sleep_t *s, uint64_t seen, const cm_rma_why_t *why);
 
-/* After a change under lock, the lock released: wakes every process armed on it. */
+/* After a change under lock (released, or held): wakes every process armed on its slot. */
 cm_status_t cm_sleep_wake(cm_sleep_t *s, uint32_t lock);
 
 #endif

@@ -49,8 +49,7 @@ cm_status_t cm_meta_layout_compute(uint64_t npages, uint32_t nprocs, uint32_t nl
     out->lock_qnodes   = cm_meta_take(&cursor, (size_t)nlocks * CM_META_LOCK_QNODE);
     out->barrier_flags = cm_meta_take(&cursor, CM_BARRIER_WORDS * sizeof(uint64_t));
     out->wait_word     = cm_meta_take(&cursor, 64); /* a line of its own: wakers poll it */
-    out->sleep_maps    = cm_meta_take(&cursor, cm_sleep_map_bytes(out->lock_per_proc, nprocs));
-    out->nap_word      = cm_meta_take(&cursor, 64);
+    out->sleep_maps    = cm_meta_take(&cursor, cm_sleep_map_bytes(nprocs));
     out->stats         = cm_meta_take(&cursor, (size_t)nprocs * CM_META_STATS_SLOT);
     out->scratch       = cm_meta_take(&cursor, CM_META_SCRATCH);
     out->total         = (cursor + page_size - 1) / page_size * page_size;

@@ -52,8 +52,7 @@ typedef struct {
     size_t   lock_qnodes;    /* nlocks * CM_META_LOCK_QNODE */
     size_t   barrier_flags;  /* CM_BARRIER_WORDS words */
     size_t   wait_word;      /* through which peers wake this process from a blocked wait */
-    size_t   sleep_maps;     /* lock_per_proc maps of sleepers (locks/cm_sleep.h), lock l at home l % nprocs */
-    size_t   nap_word;       /* what wakers of a sleeper put into (locks/cm_sleep.h) */
+    size_t   sleep_maps;     /* this process's copy of the maps of sleepers (locks/cm_sleep.h) */
     size_t   stats;          /* nprocs * CM_META_STATS_SLOT: rank 0 gathers statistics here */
     size_t   scratch;        /* CM_META_SCRATCH bytes for tools and tests */
     size_t   total;          /* bytes needed, page aligned */

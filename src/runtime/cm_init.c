@@ -283,8 +283,8 @@ static int cm_rt_init(int *argc, char ***argv)
     if (status != CM_OK) {
         goto err;
     }
-    status = cm_sleep_init(&cm_rt.sleep, cm_rt.rma, (char *)cm_rt.meta_base + cm_rt.meta.sleep_maps,
-                           (uint64_t *)(void *)((char *)cm_rt.meta_base + cm_rt.meta.nap_word));
+    status = cm_sleep_init(&cm_rt.sleep, cm_rt.rma,
+                           (uint64_t *)(void *)((char *)cm_rt.meta_base + cm_rt.meta.sleep_maps));
     if (status != CM_OK) {
         goto err;
     }
@@ -341,7 +341,6 @@ static void cm_rt_finalize(void)
     cm_fault_uninstall();
     cm_libc_region(NULL, 0, 0);
     cm_rt.proto->fini();
-    cm_sleep_fini(&cm_rt.sleep);
     cm_heap_fini(&cm_rt.heap);
     cm_heap_fini(&cm_rt.local_heap);
     munmap(cm_rt.shared_base, cm_rt.shared_size);

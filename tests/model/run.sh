@@ -51,7 +51,8 @@ quick=" cas-unsafe-wait cas-safe-wait mcs-unsafe-wait mcs-safe-wait
         mech-line-keep mech-offload-late mech-fill-no-twin refetch-no-self early-busy
         ring-old-pending ring-wait tmk-old-rule tmk-no-encode tmk-foreign-needs-twin tmk-cold-raw
         wake-futex wake-seq-late wake-events wake-no-self-fd wake-bell wake-bell-look-first
-        wake-bell-arm-first wake-bell-seen-late "
+        wake-bell-arm-first wake-bell-seen-late wake-sleep wake-sleep-wake-first
+        wake-sleep-nap-late wake-sleep-no-flush "
 # Searched exhaustively only with --full; else their verifiers serve probes.
 [ "$full" = 1 ] || quick="$quick cas-safe mcs-unsafe add-unsafe"
 quick=" $(echo $quick) "   # one space between names
@@ -211,6 +212,11 @@ throttle; build wake-bell wake.pml -DBELL &
 throttle; build wake-bell-look-first wake.pml -DBELL -DLOOK_FIRST &
 throttle; build wake-bell-arm-first wake.pml -DBELL -DARM_FIRST &
 throttle; build wake-bell-seen-late wake.pml -DBELL -DSEEN_LATE &
+# The compat layers' sleeps on a lock's word (locks/cm_sleep.c): no waiter left asleep.
+throttle; build wake-sleep wake.pml -DSLEEP &
+throttle; build wake-sleep-wake-first wake.pml -DSLEEP -DWAKE_FIRST &
+throttle; build wake-sleep-nap-late wake.pml -DSLEEP -DNAP_LATE &
+throttle; build wake-sleep-no-flush wake.pml -DSLEEP -DNO_FLUSH &
 wait
 mechs="mech-line mech-mapped mech-offload mech-line-offload refetch-small"
 [ "$full" = 1 ] && mechs="$mechs refetch-safe refetch-two"
@@ -297,6 +303,10 @@ check wake-bell wake-bell pass
 check wake-bell-look-first wake-bell-look-first "fail:invalid end state"
 check wake-bell-arm-first wake-bell-arm-first "fail:invalid end state"
 check wake-bell-seen-late wake-bell-seen-late "fail:invalid end state"
+check wake-sleep wake-sleep pass
+check wake-sleep-wake-first wake-sleep-wake-first "fail:invalid end state"
+check wake-sleep-nap-late wake-sleep-nap-late "fail:invalid end state"
+check wake-sleep-no-flush wake-sleep-no-flush "fail:invalid end state"
 for p in 1 2 3 4 5 6 7; do
     check "tmk-probe-$p" tmk "$(reached $p)" $p
 done

@@ -30,6 +30,17 @@
  * the fd (ucp_worker_signal). -DLOOK_FIRST: the sender looks before writing; -DARM_FIRST: the
  * sleeper arms before raising `armed`; -DSEEN_LATE: the bell's thread reads the bell after
  * raising the fd, absorbing a ring that came in between. Each leaves a message unserved.
+ *
+ * SLEEP (-DSLEEP): the compat layers' waits on a word under a lock (locks/cm_sleep.c). Two
+ * waiters wait for the gate under the lock to reach 2; a changer opens it in two steps, each
+ * under the lock, and after each release reads the lock's map (its own copy, which the
+ * waiters' adds reach) and sends each armed waiter a wake that bumps its nap count. Wakes
+ * travel: a network process lands them in any order, any time later. A waiter, holding the
+ * lock, looks at the gate; if shut, reads its nap count, arms (its bit in the map, complete
+ * before the release: the flush) unless armed, releases, sleeps until the nap count moved,
+ * and looks again. -DWAKE_FIRST: the changer reads the map before its change; -DNAP_LATE: the
+ * waiter reads its nap count after the release; -DNO_FLUSH: the arm's add still travels at the
+ * release. Each leaves a waiter asleep forever.
  */
 bit word = 0;      /* FUTEX: the waited word; EVENTS: the handler's effect (ready) */
 byte seq = 0;      /* futex word */
@@ -97,6 +108,80 @@ active proctype sleeper()
         fi;
 #endif
         armed = 0
+    od
+}
+#elif defined(SLEEP)
+bit lk = 0;          /* the lock */
+byte gate = 0;       /* the word under it */
+bit map[2];          /* the lock's map of armed waiters, at its home */
+byte nap[2];         /* each waiter's nap word */
+chan net = [4] of { byte, bit };   /* puts in flight: (waiter, 1 = a nap put, 0 = an arm's add) */
+
+active proctype network()
+{
+    byte w;
+    bit kind;
+end:
+    do
+    :: net ? w, kind ->
+        if
+        :: kind -> nap[w]++   /* a fresh value: never the one a sleeper read */
+        :: else -> map[w] = 1
+        fi
+    od
+}
+
+active proctype changer()
+{
+    byte k, w;
+    bit snap[2];
+    for (k : 1 .. 2) {
+#ifdef WAKE_FIRST
+        snap[0] = map[0]; snap[1] = map[1];
+#endif
+        atomic { lk == 0 -> lk = 1 };
+        gate = k;
+        lk = 0;
+#ifndef WAKE_FIRST
+        snap[0] = map[0]; snap[1] = map[1];   /* the get of the map, after the release */
+#endif
+        for (w : 0 .. 1) {
+            if
+            :: snap[w] -> net ! w, 1
+            :: else -> skip
+            fi
+        }
+    }
+}
+
+active [2] proctype waiter()
+{
+    byte me = _pid - 2, seen;
+    bit armed = 0;
+    do
+    :: atomic { lk == 0 -> lk = 1 };
+        if
+        :: gate == 2 -> lk = 0; break
+        :: else ->
+#ifndef NAP_LATE
+            seen = nap[me];
+#endif
+            if
+            :: !armed ->
+#ifdef NO_FLUSH
+                net ! me, 0;
+#else
+                map[me] = 1;
+#endif
+                armed = 1
+            :: else -> skip
+            fi;
+            lk = 0;
+#ifdef NAP_LATE
+            seen = nap[me];
+#endif
+            (nap[me] != seen)   /* cm_rma_wait_u64(nap, NE, seen) */
+        fi
     od
 }
 #elif !defined(EVENTS)

@@ -13,6 +13,7 @@
 #include "tests/unit/fake_rma.h"
 
 #include <check.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +27,8 @@
 #define OFF_DATA    1024   /* NLOCKS carried values while free (at the home) */
 #define OFF_HANDOFF 2048   /* NLOCKS handoff areas */
 #define OFF_BARRIER 4096   /* CM_BARRIER_WORDS flags */
-#define OFF_MAPS    6144   /* sleep maps: SLEEP_LOCKS / NPROCS per rank, one word each */
-#define OFF_NAP     7168   /* the nap word */
-#define AREA        8192
-#define SLEEP_LOCKS 8
+#define OFF_MAPS    8192   /* each rank's copy of the sleep maps: CM_SLEEP_SLOTS words */
+#define AREA        (OFF_MAPS + CM_SLEEP_SLOTS * 8)
 
 static fake_world_t *world;
 
@@ -265,38 +264,48 @@ END_TEST
 
 static void sleep_init(cm_sleep_t *s, int r)
 {
-    ck_assert_int_eq(cm_sleep_init(s, fake_rma(world, r), fake_base(world, r) + OFF_MAPS,
-                                   (uint64_t *)(void *)(fake_base(world, r) + OFF_NAP)),
+    ck_assert_int_eq(cm_sleep_init(s, fake_rma(world, r),
+                                   (uint64_t *)(void *)(fake_base(world, r) + OFF_MAPS)),
                      CM_OK);
 }
 
+static cm_sleep_t sl[NPROCS];
+
 static uint64_t nap_of(int r)
 {
-    return __atomic_load_n((uint64_t *)(void *)(fake_base(world, r) + OFF_NAP), __ATOMIC_SEQ_CST);
+    return __atomic_load_n(&sl[r].nap, __ATOMIC_SEQ_CST);
 }
 
-static uint64_t map_of(int l)
+/* Slot l's map in rank r's copy. */
+static uint64_t map_at(int r, int l)
 {
-    return *(uint64_t *)(void *)(fake_base(world, l % NPROCS) + OFF_MAPS + (l / NPROCS) * 8);
+    return *(uint64_t *)(void *)(fake_base(world, r) + OFF_MAPS + (size_t)l * 8);
 }
 
 START_TEST(test_sleep_arm_wake)
 {
-    cm_sleep_t s[NPROCS];
+    cm_sleep_t *s = sl;
     uint64_t seen1, seen2, again, woken;
     fake_counts_t c0, c1;
 
-    ck_assert_uint_le(cm_sleep_map_bytes(SLEEP_LOCKS / NPROCS, NPROCS), OFF_NAP - OFF_MAPS);
+    ck_assert_uint_le(cm_sleep_map_bytes(NPROCS), AREA - OFF_MAPS);
     for (int r = 0; r < NPROCS; r++) {
         sleep_init(&s[r], r);
     }
     ck_assert_int_eq(cm_sleep_arm(&s[1], 5, &seen1), CM_OK);
     ck_assert_int_eq(cm_sleep_arm(&s[2], 5, &seen2), CM_OK);
-    ck_assert_uint_eq(map_of(5), (1u << 1) | (1u << 2));
+    /* Each armed bit in every copy but its owner's; the waker reads only its own. */
+    ck_assert_uint_eq(map_at(0, 5), (1u << 1) | (1u << 2));
+    ck_assert_uint_eq(map_at(3, 5), (1u << 1) | (1u << 2));
+    ck_assert_uint_eq(map_at(1, 5), 1u << 2);
+    fake_counts(world, &c0);
     ck_assert_int_eq(cm_sleep_wake(&s[0], 5), CM_OK);
+    fake_counts(world, &c1);
+    /* Two messages, nothing else. */
+    ck_assert_uint_eq(c1.gets + c1.atomics + c1.puts, c0.gets + c0.atomics + c0.puts);
+    ck_assert_uint_eq(c1.msgs, c0.msgs + 2);
     ck_assert_uint_ne(nap_of(1), seen1);
     ck_assert_uint_ne(nap_of(2), seen2);
-    ck_assert_uint_ne(nap_of(1), nap_of(2)); /* every wake a value of its own */
     ck_assert_uint_eq(nap_of(3), 0);
     ck_assert_uint_eq(s[0].wakes, 2);
 
@@ -307,9 +316,12 @@ START_TEST(test_sleep_arm_wake)
     ck_assert_uint_eq(c1.atomics, c0.atomics);
     ck_assert_uint_eq(again, nap_of(1));
     ck_assert_int_eq(cm_sleep_arm(&s[1], 6, &seen1), CM_OK);
-    ck_assert_uint_eq(map_of(5), 1u << 2);
-    ck_assert_uint_eq(map_of(6), 1u << 1);
+    ck_assert_uint_eq(map_at(0, 5), 1u << 2);
+    ck_assert_uint_eq(map_at(0, 6), 1u << 1);
+    /* Another lock of slot 5 wakes its sleepers too (spurious, allowed). */
+    ck_assert_int_eq(cm_sleep_wake(&s[0], 5 + CM_SLEEP_SLOTS), CM_OK);
     woken = nap_of(1);
+    seen2 = nap_of(2);
     ck_assert_int_eq(cm_sleep_wake(&s[3], 5), CM_OK);
     ck_assert_uint_eq(nap_of(1), woken);
     ck_assert_uint_ne(nap_of(2), seen2);
@@ -318,9 +330,6 @@ START_TEST(test_sleep_arm_wake)
     ck_assert_int_eq(cm_sleep_wake(&s[3], 6), CM_OK);
     ck_assert_uint_eq(nap_of(3), seen2);
     ck_assert_uint_ne(nap_of(1), woken);
-    for (int r = 0; r < NPROCS; r++) {
-        cm_sleep_fini(&s[r]);
-    }
 }
 END_TEST
 
@@ -331,15 +340,19 @@ END_TEST
  */
 #define ROUNDS 300
 static uint64_t gate; /* plain memory, changed and read only under lock 3 */
+static pthread_barrier_t gate_ready;
 
 static void gate_rank(int r, void *arg)
 {
     cm_rma_t *rma = fake_rma(world, r);
-    cm_sleep_t s;
+    cm_sleep_t *s = &sl[r];
     const int l = 3;
+    int rc;
 
     (void)arg;
-    sleep_init(&s, r);
+    sleep_init(s, r);
+    rc = pthread_barrier_wait(&gate_ready); /* every handler set before the first wake */
+    ck_assert(rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD);
     for (uint64_t k = 1; k <= ROUNDS; k++) {
         if (r == 0) {
             if (k % 3 == 0) {
@@ -351,7 +364,7 @@ static void gate_rank(int r, void *arg)
             ck_assert_int_eq(cm_mcs_release(rma, l % NPROCS, tail_of(r, l), qnode_of(r, l), NULL,
                                             NULL, NULL),
                              CM_OK);
-            ck_assert_int_eq(cm_sleep_wake(&s, (uint32_t)l), CM_OK);
+            ck_assert_int_eq(cm_sleep_wake(s, (uint32_t)l), CM_OK);
             continue;
         }
         for (;;) {
@@ -360,7 +373,7 @@ static void gate_rank(int r, void *arg)
                              CM_OK);
             g = gate;
             if (g < k) {
-                ck_assert_int_eq(cm_sleep_arm(&s, (uint32_t)l, &seen), CM_OK);
+                ck_assert_int_eq(cm_sleep_arm(s, (uint32_t)l, &seen), CM_OK);
             }
             ck_assert_int_eq(cm_mcs_release(rma, l % NPROCS, tail_of(r, l), qnode_of(r, l), NULL,
                                             NULL, NULL),
@@ -368,16 +381,17 @@ static void gate_rank(int r, void *arg)
             if (g >= k) {
                 break;
             }
-            cm_sleep_wait(&s, seen, NULL);
+            cm_sleep_wait(s, seen, NULL);
         }
     }
-    cm_sleep_fini(&s);
 }
 
 START_TEST(test_sleep_no_lost_wake)
 {
     gate = 0;
+    pthread_barrier_init(&gate_ready, NULL, NPROCS);
     fake_run(world, gate_rank, NULL);
+    pthread_barrier_destroy(&gate_ready);
     ck_assert_uint_eq(gate, ROUNDS);
 }
 END_TEST

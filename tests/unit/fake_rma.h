@@ -5,8 +5,9 @@
  * own copy of a memory area. A rank's code uses addresses in its own copy, as every process
  * uses the same address in the real layer; an operation on rank pe at address a lands at the
  * same offset in pe's copy. Every operation completes at once, as a sequentially consistent
- * atomic or copy: the tests check what the code computes and excludes, not the orderings of
- * a network (the SPIN models and the multi-process tests do that).
+ * atomic or copy, and an active message runs its target's handler in the sender's thread:
+ * the tests check what the code computes and excludes, not the orderings of a network (the
+ * SPIN models and the multi-process tests do that).
  */
 #ifndef FAKE_RMA_H
 #define FAKE_RMA_H
@@ -31,10 +32,10 @@ void fake_world_map_peers(fake_world_t *w, bool mapped);
 cm_rma_t *fake_rma(fake_world_t *w, int r);
 char *fake_base(fake_world_t *w, int r);
 
-/* Operations so far, all ranks: puts and gets, atomics, flushes and fences (what a test may
- * count to say what a code path costs). */
+/* Operations so far, all ranks: puts and gets, atomics, flushes and fences, active messages
+ * (what a test may count to say what a code path costs). */
 typedef struct {
-    uint64_t puts, gets, atomics, flushes, fences;
+    uint64_t puts, gets, atomics, flushes, fences, msgs;
 } fake_counts_t;
 
 void fake_counts(fake_world_t *w, fake_counts_t *c);
