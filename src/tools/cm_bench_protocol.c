@@ -73,6 +73,8 @@ static void loop_store_shared(void *arg, int n)
 typedef struct {
     cm_dir_t *dir;
     uint64_t page;
+    int      pages;   /* join and leave in turn over this many entries, P apart (one home) */
+    int      np;
 } cm_bench_dir_arg_t;
 
 static void loop_dir(void *arg, int n)
@@ -82,7 +84,8 @@ static void loop_dir(void *arg, int n)
     cm_dir_effects_t fx;
     for (int i = 0; i < n; i++) {
         cm_dir_op_t op = (i % 2 == 0) ? CM_DIR_JOIN : CM_DIR_LEAVE;
-        cm_bench_check(cm_dir_update(a->dir, a->page, op, NULL, NULL, &e, &fx), "directory update");
+        uint64_t page = a->page - (uint64_t)((i / 2) % a->pages) * (uint64_t)a->np;
+        cm_bench_check(cm_dir_update(a->dir, page, op, NULL, NULL, &e, &fx), "directory update");
     }
 }
 
@@ -348,13 +351,23 @@ void cm_bench_protocol(cm_bench_t *b)
             uint64_t last = cm_rt.npages - 1 - ((cm_rt.npages - 1 + (uint64_t)np - (uint64_t)t) % (uint64_t)np);
             cm_dir_t dir;
             cm_dir_seg_t dseg = cm_meta_dir_seg(&cm_rt.meta, cm_rt.meta_base);
-            cm_bench_dir_arg_t arg = {&dir, last};
+            cm_bench_dir_arg_t arg = {&dir, last, 1, np};
             if (np <= CM_DIR_MAX_PROCS_CAS) {
                 cm_bench_check(cm_dir_init(&dir, b->rma, CM_DIR_IMPL_CAS, &dseg, 1000), "directory");
                 ns = cm_bench_median_of(b, loop_dir, &arg, 400);
                 cm_bench_add(b, "directory update, CAS word", 0, "us", ns / 1e3, amo,
                              "compare-and-swap");
                 cm_dir_fini(&dir);
+                /* The add form: a join is a fetching add waited for, a leave an add nobody
+                 * waits for, fenced before its entry's next update only: 16 entries in turn,
+                 * as a program's pages. Next to one fetch-and-add. */
+                cm_bench_check(cm_dir_init(&dir, b->rma, CM_DIR_IMPL_ADD, &dseg, 1000), "directory");
+                arg = (cm_bench_dir_arg_t){&dir, last - 2 * (uint64_t)np, 16, np};
+                ns = cm_bench_median_of(b, loop_dir, &arg, 640);
+                cm_bench_add(b, "directory update, add form (join, leave)", 0, "us", ns / 1e3,
+                             cm_bench_value(b, "atomic fetch-and-add", 8), "fetch-and-add");
+                cm_dir_fini(&dir);
+                arg = (cm_bench_dir_arg_t){&dir, last, 1, np};
             }
             cm_bench_check(cm_dir_init(&dir, b->rma, CM_DIR_IMPL_MCS, &dseg, 1000), "directory");
             arg.page = last - (uint64_t)np; /* a different entry: the two forms use word 0 differently */

@@ -15,7 +15,7 @@ check_json() {
               "get bandwidth" "SIGSEGV \+ mprotect \(handler\)" "mprotect pair" \
               "page fault, remote home, read\"" "page fault, remote home, read, frame cold" \
               "store, shared page \(CHSM doubling\)" "lock acquire\+release, remote, free" \
-              "directory update, CAS word" "directory update, MCS lock" \
+              "directory update, CAS word" "directory update, add form \\(join, leave\\)" "directory update, MCS lock" \
               "lock hand-off, all processes contending" "message round trip \\(null\\)" '"barrier, 2 processes"'; do
         expect_out "$op"
     done
@@ -32,7 +32,7 @@ check_json() {
 note "shared memory, JSON"
 use_shm
 expect_ok "$CMRUN" -n 2 "$CM_BENCH" --json --batches 3
-check_json 9
+check_json 10
 expect_out '"direct_mapped": true'
 expect_out '^  "protocol": "cashmere",$'
 expect_out '^  "variant": "CHSM",$'
@@ -41,7 +41,7 @@ expect_out '^  "mechanisms": \{"fill": "page", "write": "hooks", "merge": "buffe
 note "TCP, JSON"
 use_tcp lo
 expect_ok "$CMRUN" -n 2 "$CM_BENCH" --json --batches 1
-check_json 10
+check_json 11
 expect_out '"message round trip, target computing", "size": 8, "unit": "us", "cm": [0-9]+\.[0-9]+, "ref": [0-9.]+, "ref_name": "target waiting"'
 expect_out '"direct_mapped": false, "progress_thread": true'
 
