@@ -316,8 +316,9 @@ void cm_parmacs_pause_set(volatile long *flag, long value)
 void cm_parmacs_pause_wait(volatile long *flag)
 {
     int lock = cm_compat_word_lock(flag);
-    bool slept = false;
 
+    cm_region_wait_begin("the PARMACS pause flag at %x (word of lock %b)",
+                         (uint64_t)(uintptr_t)flag, (uint64_t)lock);
     for (;;) {
         uint64_t armed;
 
@@ -328,16 +329,9 @@ void cm_parmacs_pause_wait(volatile long *flag)
         }
         armed = cm_region_sleep_arm(lock);
         cm_lock_release(lock);
-        if (!slept) {
-            cm_region_wait_begin("the PARMACS pause flag at %x (word of lock %b)",
-                                 (uint64_t)(uintptr_t)flag, (uint64_t)lock);
-            slept = true;
-        }
         cm_region_sleep(armed);
     }
-    if (slept) {
-        cm_region_wait_end();
-    }
+    cm_region_wait_end();
 }
 
 void cm_parmacs_cond_wait(volatile unsigned long *seq, int lock)

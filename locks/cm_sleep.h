@@ -46,7 +46,7 @@ typedef struct {
     uint64_t nap;         /* wakes received: the handler bumps it */
     uint32_t words;       /* words per map: ceil(P / 64) */
     uint32_t armed;       /* the slot whose maps hold our bit, or CM_SLEEP_NONE */
-    uint64_t sleeps, wakes; /* waits that slept; puts sent to sleepers */
+    uint64_t sleeps, wakes; /* waits that slept; wake messages sent */
 } cm_sleep_t;
 
 /* Bytes of each process's copy of the maps among nprocs processes. */

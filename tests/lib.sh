@@ -108,6 +108,17 @@ stats_total() {
     echo "$v"
 }
 
+# expect_slept FILE BOUND: a job's statistics (CM_STATS=FILE) show at most BOUND lock acquires
+# and at least one sleep: its waits slept until woken instead of polling under their lock.
+expect_slept() {
+    local acquires sleeps
+    acquires=$(( $(stats_total lock_acquires_local "$1") + $(stats_total lock_acquires_remote "$1") ))
+    sleeps=$(stats_total sleeps "$1")
+    echo "  lock acquires $acquires, sleeps $sleeps"
+    [ "$acquires" -le "$2" ] || fail "$acquires lock acquires, more than $2, in waits that should sleep"
+    [ "$sleeps" -ge 1 ] || fail "no waiter slept"
+}
+
 # expect_out PATTERN: $out must contain a line matching the extended regex.
 expect_out() {
     printf '%s\n' "$out" | grep -Eq -- "$1" || fail "output lacks /$1/"

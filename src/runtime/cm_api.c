@@ -275,7 +275,8 @@ uint64_t cm_region_sleep_arm(int lock)
 void cm_region_sleep(uint64_t seen)
 {
     CM_RT_ENTER();
-    cm_sleep_wait(&cm_rt.sleep, seen, CM_RMA_WHY("a wake from a process that changed the word", NULL, 0, 0, -1));
+    cm_sleep_wait(&cm_rt.sleep, seen,
+                  CM_RMA_WHY("a wake from a process that changed the word", NULL, 0, 0, -1));
     CM_RT_LEAVE();
 }
 

@@ -367,10 +367,10 @@ void cm_bench_protocol(cm_bench_t *b)
                 cm_bench_add(b, "directory update, add form (join, leave)", 0, "us", ns / 1e3,
                              cm_bench_value(b, "atomic fetch-and-add", 8), "fetch-and-add");
                 cm_dir_fini(&dir);
-                arg = (cm_bench_dir_arg_t){&dir, last, 1, np};
             }
             cm_bench_check(cm_dir_init(&dir, b->rma, CM_DIR_IMPL_MCS, &dseg, 1000), "directory");
-            arg.page = last - (uint64_t)np; /* a different entry: the two forms use word 0 differently */
+            /* A different entry: the forms use word 0 differently. */
+            arg = (cm_bench_dir_arg_t){&dir, last - (uint64_t)np, 1, np};
             ns = cm_bench_median_of(b, loop_dir, &arg, 400);
             cm_bench_add(b, "directory update, MCS lock", 0, "us", ns / 1e3, amo, "compare-and-swap");
             cm_dir_fini(&dir);
