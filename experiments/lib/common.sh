@@ -48,21 +48,27 @@ exp_code() {
 }
 
 # exp_env SETTING: its environment assignments (sequential: the plain binary, one process).
+# A Cashmere setting is a variant, or VARIANT/FORM to name its directory form (mcs, cas, add;
+# as tests/mp/stress.sh names them); a variant alone runs the default form (CM_DIRECTORY).
 exp_env() {
     case "$1" in
         sequential)      echo "CM_PROTOCOL=none" ;;
         treadmarks)      echo "CM_PROTOCOL=treadmarks CM_TMK_WRITE_DETECT=fault" ;;
         treadmarks-scan) echo "CM_PROTOCOL=treadmarks CM_TMK_WRITE_DETECT=scan" ;;
+        */*)             echo "CM_PROTOCOL=cashmere CM_VARIANT=${1%/*} CM_DIRECTORY=${1#*/}" ;;
         *)               echo "CM_PROTOCOL=cashmere CM_VARIANT=$1" ;;
     esac
 }
+
+# exp_file SETTING: the setting as it appears in a file name (no slash).
+exp_file() { echo "${1//\//-}"; }
 
 # exp_ran SETTING: how an app's result line names what ran under SETTING (exp_env).
 exp_ran() {
     case "$1" in
         sequential)   echo "protocol none" ;;
         treadmarks*)  echo "protocol treadmarks" ;;
-        *)            echo "protocol cashmere variant $1" ;;
+        *)            echo "protocol cashmere variant ${1%/*}" ;;
     esac
 }
 

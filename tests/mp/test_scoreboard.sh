@@ -36,9 +36,9 @@ grep -q 'CM_PROTOCOL' "$dir/config.txt" || fail "config.txt lacks the cm_info -c
 if command -v gnuplot > /dev/null 2>&1; then
     grep -q '<svg' "$dir/speedup.svg" || fail "no figure"
     # One style per setting in every panel: CHSN dashed (no merge buffer), TreadMarks black.
-    [ "$(grep -o "lc rgb '#1f77b4' dt 2 pt 5 title 'CHSN'" "$dir/speedup.gp" | wc -l)" -eq 2 ] ||
+    [ "$(grep -o "lc rgb '#1f77b4' dt 2 pt 5 lw 1 title 'CHSN'" "$dir/speedup.gp" | wc -l)" -eq 2 ] ||
         fail "CHSN is not drawn in its own style in both panels"
-    grep -q "lc rgb '#000000' dt 1 pt 1 title 'treadmarks'" "$dir/speedup.gp" || fail "TreadMarks not in black"
+    grep -q "lc rgb '#000000' dt 1 pt 1 lw 1 title 'treadmarks'" "$dir/speedup.gp" || fail "TreadMarks not in black"
 else
     expect_out 'no figure: gnuplot is not installed'
 fi
@@ -76,6 +76,25 @@ else
 fi
 expect_fail "$SB" --hosts onlyone --apps sor
 expect_out 'scoreboard: error: --hosts needs two hosts or more \(or netns\)'
+
+note "settings that name their directory form (VARIANT/FORM) run it, whatever CM_DIRECTORY says"
+# The last run writes the statistics (the cells run in the order given): CHSN/add's, then CHSN/cas's.
+expect_ok env CM_DIRECTORY=mcs CM_STATS="$home/forms.json" "$SB" --size test --apps sor --procs 2 \
+    --settings "CHSN/cas CHSN/add" --reps 1 --out "$home/forms"
+grep -q '"description": "cashmere CHSN:.*directory: fetching adds' "$home/forms.json" ||
+    fail "CHSN/add did not run the add form"
+expect_ok env CM_DIRECTORY=add CM_STATS="$home/forms.json" "$SB" --size test --apps sor --procs 2 \
+    --settings "CHSN/cas" --reps 1 --out "$home/forms-cas"
+grep -q '"description": "cashmere CHSN:.*directory: compare-and-swap word' "$home/forms.json" ||
+    fail "CHSN/cas did not run the CAS form"
+grep -q '^sor,CHSN/add,2,.*,OK,1$' "$home/forms/scoreboard.csv" || fail "no OK row for CHSN/add"
+grep -q '^sor,CHSN/cas,2,.*,OK,1$' "$home/forms/scoreboard.csv" || fail "no OK row for CHSN/cas"
+[ -f "$home/forms/runs/sor-CHSN-add-2-1.log" ] || fail "the run's file name does not carry the form"
+if command -v gnuplot > /dev/null 2>&1; then
+    grep -q "dt 2 pt 5 lw 2.5 title 'CHSN/add'" "$home/forms/speedup.gp" || fail "the add form is not drawn thicker"
+fi
+expect_fail "$SB" --settings "CHSM/bogus"
+expect_out "unknown directory form in setting 'CHSM/bogus'"
 
 note "bad options"
 expect_fail "$SB" --reps 0

@@ -100,11 +100,11 @@ if [ "$mode" = --long ] || [ "$mode" = --bench ]; then
     CMRUN=$CMRUN CM_BENCH=$CM_BENCH "$top_srcdir/tests/vm/bench.sh" || fail "the benchmark table"
 fi
 if [ "$mode" = --bench ] || [ "$mode" = --board ]; then
-    note "the scoreboard across the guests over verbs (${CMT_VM_APPS:=sor gauss water fft}, paper size)"
+    note "the scoreboard across the guests over verbs (${CMT_VM_APPS:=sor gauss water fft}, paper size; ${CMT_VM_SETTINGS:=treadmarks treadmarks-scan CHSM/cas CHSM/add CHSN/add})"
     # One watchdog for the whole board: every run has its own --timeout inside it.
     JOB_TIMEOUT=36000
     expect_ok "$top_srcdir/experiments/scoreboard" --hosts vm1,vm2 \
-        --size paper --apps "$CMT_VM_APPS" --settings "treadmarks treadmarks-scan CHSM CHSN NSSN" \
+        --size paper --apps "$CMT_VM_APPS" --settings "$CMT_VM_SETTINGS" \
         --reps "${CMT_VM_REPS:-1}" --timeout 1200 --out /out/scoreboard
     cat /out/scoreboard/scoreboard.md
 fi

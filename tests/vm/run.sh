@@ -14,7 +14,7 @@
 #     --long    every litmus case under CHSM CHSN CHHM NSSN NSHM and TreadMarks (fault, scan),
 #               the nine apps at test size, cm_bench next to ucx_perftest (about an hour)
 #     --bench   cm_bench next to ucx_perftest and the scoreboard across the guests at paper size
-#               (the apps' Table 2 over verbs; CM_VM_APPS, CM_VM_REPS; an hour or more)
+#               (the apps' Table 2 over verbs; CM_VM_APPS, CM_VM_REPS, CM_VM_SETTINGS; an hour or more)
 #     --board   the scoreboard alone (cm_bench --link measures the link for its limits)
 #     --keep DIR   keep the consoles, the log and the benchmark tables in DIR
 #   CM_VM_CACHE, CM_VM_MIRROR: see mkimage.sh. CM_VM_SMP (2), CM_VM_MEM (3072 MiB) per guest.
@@ -72,8 +72,9 @@ if [ -n "${CM_VM_CMD:-}" ]; then
     printf '%s\n' "$CM_VM_CMD" > "$dir/out/cmd" # a command of one's own, run in vm1's tree
 else
     # CMT_*: tests/lib.sh clears CM_* settings in the guest.
-    printf 'top_srcdir=%q top_builddir=%q CMT_VM_APPS=%q CMT_VM_REPS=%q %q --%s\n' "$top_srcdir" \
-        "$top_builddir" "${CM_VM_APPS:-sor gauss water fft}" "${CM_VM_REPS:-1}" \
+    printf 'top_srcdir=%q top_builddir=%q CMT_VM_APPS=%q CMT_VM_REPS=%q CMT_VM_SETTINGS=%q %q --%s\n' \
+        "$top_srcdir" "$top_builddir" "${CM_VM_APPS:-sor gauss water fft}" "${CM_VM_REPS:-1}" \
+        "${CM_VM_SETTINGS:-treadmarks treadmarks-scan CHSM/cas CHSM/add CHSN/add}" \
         "$top_srcdir/tests/vm/guest.sh" "$mode" > "$dir/out/cmd"
 fi
 
