@@ -38,6 +38,11 @@ for k in date commit host cpus fabric mode; do
     grep -q "^$k: " "$dir/record.txt" || fail "record.txt lacks '$k'"
 done
 grep -q 'repetitions: 1' "$dir/record.txt" || fail "record.txt lacks the repetitions"
+# The study runs the form its figures were made with, not the runtime's default (issue 45).
+grep -q '^directory form: cas up to 16 processes, mcs beyond' "$dir/record.txt" ||
+    fail "record.txt does not name the directory form"
+js=$(ls "$dir"/runs/sor-CHSM-2-*-1.json | head -1)
+grep -q 'directory: compare-and-swap word' "$js" || fail "the study's CHSM run did not use the CAS form ($js)"
 grep -q 'CM_PROTOCOL' "$dir/config.txt" || fail "config.txt lacks the cm_info -c dump"
 n=$(grep -Ec '^\| [0-9ab]+ \| .* \| (not meaningful \(quick; reads (CONFIRMED|REFUTED)\)|CANNOT TEST) \| .+ \|$' "$dir/REPORT.md")
 [ "$n" -eq 10 ] || fail "REPORT.md has $n verdict lines, expected 10 (findings 1-5, 6a, 6b, 7a, 7b, 8)"
