@@ -53,7 +53,7 @@
       "the lock's fetch-and-store; up to 64 processes), cas (one 64-bit compare-and-swap word; " \
       "up to 16 processes) or add (that word changed by fetching adds that never hold it, each " \
       "writer notifying the sharers it finds, notices in per-sender bins; up to 16 processes; " \
-      "no refetch or prefetch yet). auto: cas where it fits, else mcs.") \
+      "no refetch or prefetch yet). auto: add where it fits, else mcs.") \
     _(unsafe_threshold, UNSAFE_THRESHOLD, UINT, "8", "0..4294967295", "protocol", \
       "A page whose transition to weak needs more than this many write notices to other processes " \
       "becomes unsafe: from then on sharers check its directory entry at acquire instead of " \

@@ -830,7 +830,8 @@ static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
         impl = CM_DIR_IMPL_ADD;
         break;
     default:
-        impl = (cm_cm.nprocs <= CM_DIR_MAX_PROCS_CAS) ? CM_DIR_IMPL_CAS : CM_DIR_IMPL_MCS;
+        /* The add form where its word fits: it waits least (experiments/README.md). */
+        impl = (cm_cm.nprocs <= CM_DIR_MAX_PROCS_CAS) ? CM_DIR_IMPL_ADD : CM_DIR_IMPL_MCS;
         break;
     }
     dseg = cm_meta_dir_seg(cm_cm.meta, cm_cm.meta_base);
@@ -917,10 +918,13 @@ static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
         size_t len = strlen(cm_cm.describe);
         snprintf(cm_cm.describe + len, sizeof(cm_cm.describe) - len, "; invalidated pages: %s",
                  !cm_refetch_held_on()
-                     ? ((cfg->refetch == CM_REFETCH_AUTO)
-                            ? "leave, copied again at their next fault (CM_REFETCH=auto: every "
-                              "home is mapped here)"
-                            : "leave, copied again at their next fault (CM_REFETCH=paper)")
+                     ? ((cfg->refetch == CM_REFETCH_PAPER)
+                            ? "leave, copied again at their next fault (CM_REFETCH=paper)"
+                        : (impl != CM_DIR_IMPL_CAS)
+                            ? "leave, copied again at their next fault (refetch needs the "
+                              "compare-and-swap directory)"
+                            : "leave, copied again at their next fault (CM_REFETCH=auto: every "
+                              "home is mapped here)")
                  : (cfg->refetch == CM_REFETCH_AUTO)
                      ? "refetched at the acquire if used since their copy, while that pays "
                        "(CM_REFETCH=auto)"
