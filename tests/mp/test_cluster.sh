@@ -81,11 +81,11 @@ for setting in "${settings[@]:0:2}"; do
         expect_out "^mp_finale: 4 processes"
     done
 done
-note "one stress round across the hosts (tests/mp/stress.sh, 2 + 2 ranks; no run starts after 60 s)"
+note "one stress round across the hosts (tests/mp/stress.sh, 2 + 2 ranks; no run starts after 45 s)"
 seed=()
 [ -z "${CMT_STRESS_SEED-}" ] || seed=(--seed "$CMT_STRESS_SEED")
 CMT_STRESS_HOSTS="$CLUSTER_IPA $CLUSTER_IPB" CMT_STRESS_PREFIX="$(cluster_on a)" \
     "$BASH" "$top_srcdir/tests/mp/stress.sh" --transports hosts --procs 4 --rounds 1 \
-    --budget 60 "${seed[@]}" || fail "the stress round across hosts"
+    --budget 45 "${seed[@]}" || fail "the stress round across hosts"
 
 echo "PASS"
