@@ -77,6 +77,8 @@ typedef struct {
     bool            claimed_home;  /* first touch: I am now the page's home ... */
     uint32_t        old_home;      /* ... and must copy it from here if that is not me */
     bool            as_seen;       /* cm_dir_update_seen: the entry was still the word seen */
+    uint64_t        writers_found; /* add form, a JOIN: the other writers its add found (the
+                                    * caller may tell them: a notice to a writer is advisory) */
 } cm_dir_effects_t;
 
 /* The global state a pair of sets stands for. */

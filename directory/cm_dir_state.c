@@ -106,12 +106,11 @@ void cm_dir_apply_add(cm_dir_entry_t *e, cm_dir_op_t op, int me, uint32_t home_r
         return; /* sharers check the directory at acquire */
     }
     if (op == CM_DIR_JOIN) {
-        /* A writer's later stores may miss our copy: noticed at our next acquire. The writers
-         * are told too, so that one that stopped writing leaves at its next acquire and its
-         * bit stops making every join notice itself (the CAS form's "into WEAK" notices). */
+        /* A writer's later stores may miss our copy: noticed at our next acquire. Whom it
+         * found is said, for the caller to tell them when they seem to have stopped writing. */
         fx->self_notice = (e->writers & ~bit) != 0;
         if (!fx->claimed_home) {
-            fx->notify = e->writers & ~bit;
+            fx->writers_found = e->writers & ~bit;
         }
     } else if (op == CM_DIR_WRITE) {
         cm_dir_apply_threshold(e, e->sharers & ~bit, unsafe_threshold, fx);

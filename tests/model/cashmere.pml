@@ -410,6 +410,17 @@ inline dir_update_add(pg, op) {
             :: else -> skip
             fi
         };
+#ifndef NO_JOIN_NOTIFY
+        if                                           /* the writers a join found: told or not */
+        :: op == OP_JOIN && fx_notify != 0 ->
+#ifdef JOIN_TELL_ALWAYS
+            REACHED(R_JOIN_NOTIFY)
+#else
+            if :: skip; REACHED(R_JOIN_NOTIFY) :: fx_notify = 0 fi
+#endif
+        :: else -> skip
+        fi;
+#endif
         if
         :: busy ->
             held(pg);                                /* the claim copies the page in */

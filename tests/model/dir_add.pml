@@ -22,13 +22,17 @@
  * A page made UNSAFE: the notices go out that once, then sharers check the word (its tag is
  * the version) at acquire.
  *
- * A joiner that notices itself also posts a notice to each writer it found (R_JOIN_NOTIFY), as
- * the other forms' transition into WEAK does: a writer that has stopped writing then leaves at
- * its next acquire, and its bit stops making every later join notice itself. Without it a
- * writer that never acquires again (waiting at a barrier, done with the page) keeps every
- * reader invalidating the page at each of its acquires (SPLASH-3 BARNES, 2 processes, one
- * host: 16.4 s against 1.5-1.8 s with it). A notice more is never a stale read (NO_JOIN_NOTIFY
- * passes too); what the model checks is that these posts keep the bins sound.
+ * A joiner that notices itself may also post a notice to each writer it found (R_JOIN_NOTIFY),
+ * as the other forms' transition into WEAK does: a writer that has stopped writing then leaves
+ * at its next acquire, and its bit stops making every later join notice itself. Without it a
+ * writer that no longer writes keeps every reader invalidating the page at each of its
+ * acquires (SPLASH-3 BARNES, 2 processes, one host: 16.4 s against 0.9 s). With it at every
+ * such join, a producer drops its page at each consumer's read (fft across two hosts 1.5x
+ * slower), so the code tells them at the second join in a row that found writers
+ * (cm_cm_join_tell). A notice more is never a stale read: the model lets every such join tell
+ * them or not (cashmere.pml's dir_update; run.sh --full searches that exhaustively without
+ * first touch, 335 M states, 16 GB), tells them at every one with JOIN_TELL_ALWAYS (make
+ * check's safe search), and never with NO_JOIN_NOTIFY: each passes.
  *
  * A LEAVE is fire-and-forget: in flight until the process's next flush, and fenced before its
  * next update of that page. Until it lands the leaver is still in the word: writers notify it
@@ -91,7 +95,7 @@ byte bhead[NPROC * NPROC];    /* t's consumed count of bin[t * NPROC + s], as s 
 #define R_BIN_WAIT    23   /* a notice consumed from a bin */
 #define R_HOME_JOIN   24   /* a fault on a page homed here joins by an add not waited for */
 #define R_WRITE_BEHIND_JOIN 25   /* a WRITE issued while the same page's home join is in flight */
-#define R_JOIN_NOTIFY 26   /* a joiner that found another writer posts it a notice */
+#define R_JOIN_NOTIFY 26   /* a joiner that found another writer tells it (cashmere.pml) */
 
 /* The word's effects for op by me, as cm_dir_apply computes them in the add form. */
 inline dir_apply_add(pg, op) {
@@ -119,7 +123,7 @@ inline dir_apply_add(pg, op) {
 #ifndef NO_JOIN_NOTIFY
             if                                       /* and the writers it found are told */
             :: (e_fl & F_UNSAFE) == 0 && (e_wr & ~BIT(me)) != 0 && !fx_claim ->
-                fx_notify = e_wr & ~BIT(me); REACHED(R_JOIN_NOTIFY)
+                fx_notify = e_wr & ~BIT(me)
             :: else -> skip
             fi
 #else

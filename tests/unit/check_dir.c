@@ -158,7 +158,7 @@ END_TEST
  * The add form: the same joins, writes and leaves as adds. Nothing is held (the callback runs
  * only for a claim), so what is checked is the word: no update lost (every bit back to 0), the
  * tag counting every writer's leave, each WRITE naming as sharers to notify only processes
- * that had joined and not yet left, and each JOIN only the writers in the word it found.
+ * that had joined and not yet left, and each JOIN naming only writers in the word it found.
  */
 static struct {
     uint64_t member[NPAGES];     /* bit r: r has joined the page and not left */
@@ -180,9 +180,10 @@ static void add_rank(int r, void *arg)
 
         ck_assert_int_eq(cm_dir_update(&dir, p, CM_DIR_JOIN, held_count, NULL, &e, &fx), CM_OK);
         ck_assert(e.sharers & bit);
-        /* A join tells only the other writers it found, and notices itself if there are any. */
-        ck_assert((fx.notify & ~(e.writers & ~bit)) == 0);
-        ck_assert(fx.notify == 0 || fx.self_notice);
+        /* A join notifies nobody; it names the other writers it found, and notices itself. */
+        ck_assert(fx.notify == 0);
+        ck_assert((fx.writers_found & ~(e.writers & ~bit)) == 0);
+        ck_assert(fx.writers_found == 0 || fx.self_notice);
         __atomic_fetch_or(&ad.member[p], bit, __ATOMIC_SEQ_CST);
         if (write) {
             ck_assert_int_eq(cm_dir_update(&dir, p, CM_DIR_WRITE, held_count, NULL, &e, &fx),

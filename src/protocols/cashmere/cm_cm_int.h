@@ -221,6 +221,8 @@ typedef struct {
     cm_wn_bin_t            bins;        /* the add form's notices (the ring: the others') */
     uint64_t               *wold;       /* add form, a release's batch: each WRITE's old word */
     uint32_t               *wpage;      /* ... and its page */
+    uint8_t                *found;      /* add form, per page: joins in a row that found another
+                                           writer (cm_cm_join_tell) */
     cm_barrier_t           barrier;
     cm_mcs_lazy_t          *lz;         /* add form, per lock: a release not waited for */
     uint32_t               *lzq;        /* ... the locks with one pending, to resolve at a barrier */
