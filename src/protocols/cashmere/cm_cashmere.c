@@ -111,6 +111,15 @@ static cm_status_t cm_cm_held(uint64_t p, const cm_dir_effects_t *fx, void *arg)
     return CM_OK;
 }
 
+/* The add form: a notice of page p into the bin at each rank of mask. */
+static cm_status_t cm_cm_bins_post(uint64_t mask, uint64_t p)
+{
+    for (; mask != 0; mask &= mask - 1) {
+        CM_CHECK(cm_wn_bin_post(&cm_cm.bins, __builtin_ctzll(mask), p));
+    }
+    return CM_OK;
+}
+
 /* The local part of an update's effects: self-notices and the unsafe list. */
 cm_status_t cm_cm_effects(uint64_t p, const cm_dir_entry_t *e, const cm_dir_effects_t *fx)
 {
@@ -132,9 +141,7 @@ cm_status_t cm_cm_effects(uint64_t p, const cm_dir_entry_t *e, const cm_dir_effe
     if (cm_cm_add_form()) {
         /* Nothing is held in the add form: this update's notices go out with our next commit
          * (the release's, or this acquire's end), before anyone can see our release. */
-        for (uint64_t mask = fx->notify; mask != 0; mask &= mask - 1) {
-            CM_CHECK(cm_wn_bin_post(&cm_cm.bins, __builtin_ctzll(mask), p));
-        }
+        CM_CHECK(cm_cm_bins_post(fx->notify, p));
     }
     return CM_OK;
 }
@@ -165,10 +172,7 @@ static cm_status_t cm_cm_join_tell(uint64_t p, const cm_dir_effects_t *fx)
         return CM_OK;
     }
     *n = 0;
-    for (uint64_t mask = fx->writers_found; mask != 0; mask &= mask - 1) {
-        CM_CHECK(cm_wn_bin_post(&cm_cm.bins, __builtin_ctzll(mask), p));
-    }
-    return CM_OK;
+    return cm_cm_bins_post(fx->writers_found, p);
 }
 
 /* The write transition of a page written since it was mapped (delayed write notice). */
@@ -645,11 +649,9 @@ static cm_status_t cm_cm_init_end(void)
     cm_cm.selfn.n  = 0;
     cm_refetch_reset();
     cm_dir_reset_local(&cm_cm.dir);
-    if (cm_cm_add_form()) {
-        cm_mem_zero(cm_cm.found, cm_cm.npages * sizeof(*cm_cm.found));
-    }
     cm_wn_reset_local(&cm_cm.wn);
     if (cm_cm_add_form()) {
+        cm_mem_zero(cm_cm.found, cm_cm.npages * sizeof(*cm_cm.found));
         CM_CHECK(cm_wn_bin_reset_local(&cm_cm.bins));
     }
     CM_CHECK(cm_barrier_wait(&cm_cm.barrier));
@@ -884,7 +886,7 @@ static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
         cm_cm.wpage = cm_mem_reserve(cm_cm.npages * sizeof(*cm_cm.wpage));
         cm_cm.found = cm_mem_reserve(cm_cm.npages * sizeof(*cm_cm.found));
         if (cm_cm.wold == NULL || cm_cm.wpage == NULL || cm_cm.found == NULL) {
-            cm_error("cashmere: out of memory for the release's batch of %" PRIu64 " pages",
+            cm_error("cashmere: out of memory for the add form's state of %" PRIu64 " pages",
                      cm_cm.npages);
             return CM_ERR_NO_MEMORY;
         }
