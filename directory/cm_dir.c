@@ -197,7 +197,7 @@ static cm_status_t cm_dir_mcs_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t o
     /* Write back, fenced before the release's compare-and-swap on the tail at the same home:
      * the swap's answer (free or handed on) comes after the entry is there, so whoever gets
      * the lock next, from us or from the home, finds it without a flush of its own. */
-    wb = cm_rma_put_nbi(dir->rma, home, &slot[1], words, sizeof(words));
+    wb = cm_rma_put(dir->rma, home, &slot[1], words, sizeof(words)); /* words: our stack */
     if (wb == CM_OK) {
         wb = cm_rma_fence(dir->rma);
     }

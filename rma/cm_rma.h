@@ -231,6 +231,11 @@ void cm_rma_describe_peer(cm_rma_t *rma, int pe, char *buf, size_t len);
 bool cm_rma_peer_tcp_only(cm_rma_t *rma, int pe, char *buf, size_t len);
 
 cm_status_t cm_rma_put(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len);
+/*
+ * cm_rma_put returns once src may be reused (at once, unless the send waits for room); the
+ * data is at pe at the next flush. cm_rma_put_nbi may leave src to be read later: it must
+ * stay unchanged until the next flush (never a stack buffer of a frame that returns first).
+ */
 cm_status_t cm_rma_put_nbi(cm_rma_t *rma, int pe, void *addr, const void *src, size_t len);
 /*
  * Puts one aligned word as a single 8-byte write: a peer polling it sees the

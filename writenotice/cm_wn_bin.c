@@ -93,7 +93,10 @@ cm_status_t cm_wn_bin_commit(cm_wn_bin_t *wb)
         uint64_t words[2] = {wb->tail[t], wb->ovf[t]};
 
         wb->unsent[t] = false;
-        CM_CHECK(cm_rma_put_nbi(wb->rma, t, bin, words, sizeof(words)));
+        /* Blocking until UCX has read `words` (at once, unless the send waits for room): a
+         * non-blocking put may read them after we return, and a tail of stack garbage made
+         * receivers drain slots never written (NSHM across hosts, 13 of 270 stress runs). */
+        CM_CHECK(cm_rma_put(wb->rma, t, bin, words, sizeof(words)));
     }
     wb->ntouched = 0;
     return CM_OK;
