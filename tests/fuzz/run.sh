@@ -14,13 +14,13 @@
 # the fuzzer runs from the corpus.
 #
 #   run.sh [--seconds S | --runs N] [--jobs J] [NAME...]
-#     --seconds S   each harness for S seconds (default 20: make check)
+#     --seconds S   each harness for S seconds (default 15: make check)
 #     --runs N      each harness for N executions (make fuzz-long: 10^7)
 #     --jobs J      harnesses at once (default: the cores)
 # A failure keeps the input that caused it and says where; add it to tests/fuzz/regress/NAME.
 set -u
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}" "${top_builddir:=$top_srcdir}"
-seconds=20
+seconds=15
 runs=""
 jobs=$(nproc 2>/dev/null || echo 1)
 names=()
