@@ -141,13 +141,29 @@ static void cm_bench_forwarding(cm_bench_t *b, char *store_page, double put8)
     cm_barrier();
 }
 
+/* Pages between two measured ones: 1 where the target's first touch moves their homes there,
+ * nprocs where homes stay round-robin (CM_FIRST_TOUCH=no): every nprocs-th is the target's. */
+static size_t cm_bench_stride = 1;
+
+/* The first page of region (of nprocs pages more than it needs) whose round-robin home is t. */
+static char *cm_bench_homed_at(char *region, int t)
+{
+    const size_t ps = cm_rt.page_size;
+    const uint64_t np = (uint64_t)cm_nprocs();
+    uint64_t p = ((uintptr_t)region - (uintptr_t)cm_rt.shared_base + ps - 1) / ps;
+
+    p += ((uint64_t)t + np - p % np) % np;
+    return (char *)cm_rt.shared_base + p * ps;
+}
+
 /*
- * Reads one byte at offset off of each of (batches + 1) x CM_BENCH_FAULTS pages in turn, a
- * batch at a time (batch -1 warms up); t[i]: time per page of batch i.
+ * Reads one byte at offset off of each of (batches + 1) x CM_BENCH_FAULTS pages in turn
+ * (cm_bench_stride apart), a batch at a time (batch -1 warms up); t[i]: time per page of
+ * batch i.
  */
 static void cm_bench_read_pages(cm_bench_t *b, char *pages, size_t off, double *t)
 {
-    const size_t ps = cm_rt.page_size;
+    const size_t ps = cm_rt.page_size * cm_bench_stride;
 
     for (int i = -1, next = 0; i < b->batches; i++) {
         uint64_t t0 = cm_time_ns();
@@ -211,6 +227,58 @@ static void cm_bench_page_faults(cm_bench_t *b, char *pages, int npages)
                      cm_bench_median(t_cold, b->batches) / 1e3, fault_floor,
                      "SIGSEGV + mprotect + 4 KiB get");
     }
+}
+
+/*
+ * First touch (CM_FIRST_TOUCH, after cm_init_done): rank 0 reads pages that nobody has touched
+ * and whose round-robin home is the target; each read claims the home and brings the page in.
+ * Next to a fault and one get of a page, and the waits on the network each claim took (the
+ * protocol's waits_first_touch) next to issue 45's goal of one round trip.
+ */
+static void cm_bench_first_touch(cm_bench_t *b)
+{
+    const int me = cm_rank(), np = cm_nprocs(), t = b->target;
+    const size_t ps = cm_rt.page_size;
+    const int n = (b->batches + 1) * CM_BENCH_FAULTS;
+    char *first = cm_bench_homed_at(cm_malloc((size_t)(n + 1) * (size_t)np * ps), t);
+    double tp[CM_BENCH_MAX_BATCHES];
+    cm_stats_t st0, st1;
+
+    if (!cm_rt.config.first_touch) {
+        if (me == 0) {
+            fprintf(stderr, "cm_bench: CM_FIRST_TOUCH=no: homes stay where they are: no "
+                    "first-touch rows\n");
+        }
+        cm_barrier();
+        return;
+    }
+    if (me == 0) {
+        cm_rt.proto->stats(&st0);
+        for (int i = -1, next = 0; i < b->batches; i++) { /* batch -1 warms up */
+            uint64_t t0 = cm_time_ns();
+            for (int k = 0; k < CM_BENCH_FAULTS; k++, next++) {
+                (void)*(volatile char *)(first + (size_t)next * (size_t)np * ps);
+            }
+            if (i >= 0) {
+                tp[i] = (double)(cm_time_ns() - t0) / CM_BENCH_FAULTS;
+            }
+        }
+        cm_rt.proto->stats(&st1);
+        if (st1.home_migrations - st0.home_migrations != (uint64_t)n) {
+            cm_abort(1, "cm_bench: %d first reads of untouched pages claimed %" PRIu64
+                     " homes: they were not first touches", n,
+                     st1.home_migrations - st0.home_migrations);
+        }
+        cm_bench_add(b, "page fault, first touch, home moves here", 4096, "us",
+                     cm_bench_median(tp, b->batches) / 1e3,
+                     cm_bench_value(b, "fault: SIGSEGV + mprotect (handler)", 0) +
+                         cm_bench_value(b, "get", 4096),
+                     "SIGSEGV + mprotect + 4 KiB get");
+        cm_bench_add(b, "first touch, waits on the network each", 0, "waits",
+                     (double)(st1.waits_first_touch - st0.waits_first_touch) / n, 1,
+                     "one round trip");
+    }
+    cm_barrier();
 }
 
 /*
@@ -302,11 +370,12 @@ void cm_bench_protocol(cm_bench_t *b)
     double ns, put8 = 0, ref;
 
     cm_init_done(); /* homes move on first touch from here */
-    pages      = cm_malloc((size_t)npages * ps);
-    store_page = cm_malloc(ps);
+    cm_bench_stride = cm_rt.config.first_touch ? 1 : (size_t)np;
+    pages      = cm_bench_homed_at(cm_malloc((size_t)(npages + 1) * cm_bench_stride * ps), t);
+    store_page = cm_bench_homed_at(cm_malloc((size_t)(np + 1) * ps), t);
     if (me == t) {
         for (int i = 0; i < npages; i++) {
-            pages[(size_t)i * ps] = 1; /* first touch: these pages live at the target */
+            pages[(size_t)i * cm_bench_stride * ps] = 1; /* first touch: they live at the target */
         }
         store_page[0] = 1;
     }
@@ -378,6 +447,7 @@ void cm_bench_protocol(cm_bench_t *b)
         put8 = cm_bench_value(b, "put + flush (remote completion)", 8);
     }
     cm_barrier();
+    cm_bench_first_touch(b);
     cm_bench_forwarding(b, store_page, put8);
 
     /* Contended lock: everyone loops on the target's lock; time per hand-off. */
