@@ -380,6 +380,10 @@ cm_status_t cm_dir_peek_nbi(cm_dir_t *dir, uint64_t page, uint64_t *word)
         cm_error("directory: a snapshot without locking needs the one-word form (cas or add)");
         return CM_ERR_INVALID;
     }
+    if (dir->impl == CM_DIR_IMPL_ADD) {
+        /* Our own adds not waited for (a home's join of a page held since) are in the word. */
+        CM_CHECK(cm_dir_add_fence(dir, page));
+    }
     return cm_rma_get_nbi(dir->rma, cm_dir_home_of(dir, page), word, cm_dir_slot(dir, page),
                           sizeof(*word));
 }

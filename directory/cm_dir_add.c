@@ -44,7 +44,7 @@ static bool cm_dir_add_behind_join(const cm_dir_t *dir, uint64_t page)
     return dir->unfenced != NULL && (dir->unfenced[page] & 1);
 }
 
-static cm_status_t cm_dir_add_fence(cm_dir_t *dir, uint64_t page)
+cm_status_t cm_dir_add_fence(cm_dir_t *dir, uint64_t page)
 {
     if (!dir->adds_unfenced ||
         (dir->unfenced != NULL && cm_rma_ordered(dir->rma, dir->unfenced[page] >> 1))) {

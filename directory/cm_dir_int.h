@@ -32,4 +32,8 @@ cm_status_t cm_dir_add_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
                               cm_dir_held_fn_t held, void *arg, uint64_t seen,
                               cm_dir_entry_t *after, cm_dir_effects_t *fx);
 
+/* Orders this process's adds of page not waited for before what it issues next to its home
+ * (one fence for all pages, none where a fence or flush came since). */
+cm_status_t cm_dir_add_fence(cm_dir_t *dir, uint64_t page);
+
 #endif

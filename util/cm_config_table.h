@@ -53,7 +53,7 @@
       "the lock's fetch-and-store; up to 64 processes), cas (one 64-bit compare-and-swap word; " \
       "up to 16 processes) or add (that word changed by fetching adds that never hold it, each " \
       "writer notifying the sharers it finds, notices in per-sender bins; up to 16 processes; " \
-      "no refetch or prefetch yet). auto: add where it fits, else mcs.") \
+      "no prefetch yet). auto: add where it fits, else mcs.") \
     _(unsafe_threshold, UNSAFE_THRESHOLD, UINT, "8", "0..4294967295", "protocol", \
       "A page whose transition to weak needs more than this many write notices to other processes " \
       "becomes unsafe: from then on sharers check its directory entry at acquire instead of " \
@@ -82,12 +82,14 @@
       "leaves the sharing set and joins again, copied, at its next fault (two directory updates " \
       "and a get, one round trip after another); TreadMarks fetches its diffs at its next access. " \
       "used = a page used since its last copy (or validation) is brought up to date at the " \
-      "acquire, every such page in one batch: Cashmere (C*** with the compare-and-swap " \
+      "acquire, every such page in one batch: Cashmere (C*** with the add or compare-and-swap " \
       "directory) keeps it in the sharing set and copies it again, TreadMarks asks for its " \
       "diffs; the page stays without access until its next use (a local fault). auto: where " \
       "some peer is reached over a network (not mapped here), used while it pays, as this " \
       "process's own accesses show (pages brought up to date and used, against those never " \
-      "used and those invalidated and needed right after); else paper.") \
+      "used and those invalidated and needed right after), and for Cashmere with the " \
+      "compare-and-swap directory only (the add form's fault already joins and copies in one " \
+      "round trip); else paper.") \
     _(forward_batch, FORWARD_BATCH, SIZE, "16k", NULL, "protocol", \
       "CM_FORWARD=batch: the bytes of a write-through message to one home (256 to 1M).") \
     _(line_size, LINE_SIZE, SIZE, "64", NULL, "protocol", \

@@ -43,7 +43,7 @@
  *                  engine forwards what differs from the twin, at the latest when the
  *                  page is settled (before its write transition and before it is
  *                  dropped), and a line fill installs the fetched words in the twin too.
- *   REFETCH        CM_REFETCH=used (src/protocols/cashmere/cm_refetch.h; page copies, CAS form): an
+ *   REFETCH        CM_REFETCH=used (src/protocols/cashmere/cm_refetch.h; page copies, CAS or add form): an
  *                  acquire's invalidation keeps the page in the sharing set ("pending"),
  *                  and the acquire's end reads a snapshot of its entry, then gets the
  *                  page from its home, each one step; a snapshot that shows the

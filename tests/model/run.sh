@@ -48,7 +48,8 @@ failures=0
 quick=" cas-unsafe-wait cas-safe-wait mcs-unsafe-wait mcs-safe-wait
         add-old_rely add-no_self_join add-tail_first add-leave_unfenced add-home_join_unfenced
         lock-no_resolve lock-split_release lock-split_link
-        mech-line-keep mech-offload-late mech-fill-no-twin refetch-no-self early-busy
+        mech-line-keep mech-offload-late mech-fill-no-twin refetch-no-self refetch-add-no-self
+        early-busy
         ring-old-pending ring-wait tmk-old-rule tmk-no-encode tmk-foreign-needs-twin tmk-cold-raw
         wake-futex wake-seq-late wake-events wake-no-self-fd wake-bell wake-bell-look-first
         wake-bell-arm-first wake-bell-seen-late wake-sleep wake-sleep-wake-first
@@ -181,6 +182,12 @@ throttle; build refetch-no-self cashmere.pml "${refetch_small[@]}" -DREFETCH_NO_
 refetch_two=(-DCM_DIR_CAS -DTHRESH=2 -DCAP=2 -DNPROC=2 -DNCS0=3 -DNCS=2 -DNPAGE=2 -DREFETCH)
 [ "$full" = 1 ] && { throttle; build refetch-two cashmere.pml "${refetch_two[@]}" & }
 throttle; build refetch-snap-late cashmere.pml "${refetch_two[@]}" -DREFETCH_SNAP_LATE &
+# Refetch under the add form (the default directory): the small configuration passes (21 M
+# states); with three critical sections for the second process, a held page that is never
+# self-noticed reads a stale word (1 M states, 2 s), as under the CAS form.
+refetch_add=(-DCM_DIR_ADD -DTHRESH=2 -DCAP=2 -DNPROC=2 -DNPAGE=2 -DREFETCH)
+throttle; build refetch-add cashmere.pml "${refetch_add[@]}" -DNCS0=4 -DNCS=1 &
+throttle; build refetch-add-no-self cashmere.pml "${refetch_add[@]}" -DNCS0=2 -DNCS=3 -DREFETCH_NO_SELF &
 # A fault's copy got with its join (CAS form, page copies, a fixed home): taken while a first
 # toucher's claim is still BUSY, it reads the data from before the claim copied it in.
 throttle; build early-busy cashmere.pml "${mech_flags[@]}" -DEARLY_BUSY &
@@ -221,7 +228,7 @@ throttle; build wake-sleep-wake-first wake.pml -DSLEEP -DWAKE_FIRST &
 throttle; build wake-sleep-nap-late wake.pml -DSLEEP -DNAP_LATE &
 throttle; build wake-sleep-no-flush wake.pml -DSLEEP -DNO_FLUSH &
 wait
-mechs="mech-line mech-mapped mech-offload mech-line-offload refetch-small"
+mechs="mech-line mech-mapped mech-offload mech-line-offload refetch-small refetch-add"
 [ "$full" = 1 ] && mechs="$mechs refetch-safe refetch-two"
 for name in $big $mechs; do
     throttle; check "$name" "$name" pass &
@@ -242,12 +249,14 @@ check probe-15-line-offload mech-line-offload "$(reached 15)" 15
 check probe-16-offload mech-offload "$(reached 16)" 16
 check probe-16-line-offload mech-line-offload "$(reached 16)" 16
 check refetch-no-self refetch-no-self "fail:$stale"
+check refetch-add-no-self refetch-add-no-self "fail:$stale"
 check early-busy early-busy "fail:$stale"
 check probe-20-cas-unsafe cas-unsafe "$(reached 20)" 20   # a fault's copy got with its join
 check probe-17-refetch refetch-small "$(reached 17)" 17   # a writer's WRITE skipped
 check probe-19-refetch refetch-small "$(reached 19)" 19   # a page refetched
 check probe-12-refetch refetch-small "$(reached 12)" 12   # a self-notice invalidates
 check probe-18-refetch refetch-small "$(reached 18)" 18  # a held page leaves unused
+check probe-19-refetch-add refetch-add "$(reached 19)" 19   # a page refetched, add form
 
 # The add form: a writer that relies on another's notices, a joiner that does not notice
 # itself, a bin's tail not fenced behind its slots, a leave not fenced before the next join;

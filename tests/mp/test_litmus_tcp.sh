@@ -46,6 +46,23 @@ for rf in paper used auto; do
         grep -q 'invalidated pages: refetched' "$tmp/rf.json" || fail "the statistics do not say CM_REFETCH"
     fi
 done
+note "TCP, the add form: refetched where CM_REFETCH=used asks; auto leaves them (a fault joins and copies at once)"
+for rf in used auto; do
+    expect_ok env CM_REFETCH=$rf CM_VARIANT=CHSN CM_DIRECTORY=add CM_STATS="$tmp/ra.json" \
+        "$CMRUN" -n 3 "$MP/mp_litmus" reuse --iters 20 --seed 5
+    expect_out "^litmus reuse: .* OK$"
+    refetched=$(stats_total pages_refetched "$tmp/ra.json") used=$(stats_total refetch_used "$tmp/ra.json")
+    note "add form, CM_REFETCH=$rf: $refetched pages refetched, $used of them used"
+    if [ "$rf" = auto ]; then
+        [ "$refetched" = 0 ] || fail "add form, CM_REFETCH=auto refetched $refetched pages"
+        grep -q "the add form's fault joins and copies in one round trip" "$tmp/ra.json" ||
+            fail "the statistics do not say why the add form does not refetch"
+    else
+        [ -n "$refetched" ] && [ -n "$used" ] && [ "$used" -gt 0 ] && [ "$refetched" -gt "$used" ] ||
+            fail "add form, CM_REFETCH=used: expected refetched pages, some used and some not"
+        grep -q 'invalidated pages: refetched' "$tmp/ra.json" || fail "the statistics do not say CM_REFETCH"
+    fi
+done
 note "TCP, TreadMarks: diffs of pages used since their validation fetched at the acquire, or at the access"
 for rf in paper used; do
     expect_ok env CM_PROTOCOL=treadmarks CM_REFETCH=$rf CM_STATS="$tmp/tf.json" \

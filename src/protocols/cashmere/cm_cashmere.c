@@ -920,13 +920,17 @@ static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
     cm_cm.write->ops = write;
     CM_CHECK(fill->init(ctx, &cm_cm.fill));
     cm_cm.fill->ops = fill;
-    /* auto: only where some home is reached over a network. Where every peer's memory is
-     * mapped here, the round trips refetching saves are loads and stores, and copying pages
-     * eagerly at every acquire cost more (water, 4 processes, one host: 0.0145 -> 0.017 s). */
+    /* auto: only where some home is reached over a network, and with the CAS form. Where
+     * every peer's memory is mapped here, the round trips refetching saves are loads and
+     * stores, and copying pages eagerly at every acquire cost more (water, 4 processes, one
+     * host: 0.0145 -> 0.017 s). Under the add form a fault's join and copy are one round trip
+     * already, and refetching lost more than it saved (docs/ARCHITECTURE.md: CM_REFETCH=used
+     * 0.94-1.33x of paper across two hosts, slower on all but one): CM_REFETCH=used only. */
     cm_prefetch_init((unsigned)cfg->prefetch, cm_cm.fill->ops->copies && impl == CM_DIR_IMPL_CAS);
-    CM_CHECK(cm_refetch_init(cm_cm.fill->ops->copies && impl == CM_DIR_IMPL_CAS &&
+    CM_CHECK(cm_refetch_init(cm_cm.fill->ops->copies && impl != CM_DIR_IMPL_MCS &&
                                  (cfg->refetch == CM_REFETCH_USED ||
-                                  (cfg->refetch == CM_REFETCH_AUTO && !cm_rma_all_mapped(cm_cm.rma))),
+                                  (cfg->refetch == CM_REFETCH_AUTO && impl == CM_DIR_IMPL_CAS &&
+                                   !cm_rma_all_mapped(cm_cm.rma))),
                              cfg->refetch == CM_REFETCH_AUTO, cm_prefetch_on()));
 
     /* Every page starts unmapped: its first access faults and joins the directory. */
@@ -961,9 +965,13 @@ static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
                  !cm_refetch_held_on()
                      ? ((cfg->refetch == CM_REFETCH_PAPER)
                             ? "leave, copied again at their next fault (CM_REFETCH=paper)"
-                        : (impl != CM_DIR_IMPL_CAS)
-                            ? "leave, copied again at their next fault (refetch needs the "
-                              "compare-and-swap directory)"
+                        : (impl == CM_DIR_IMPL_MCS)
+                            ? "leave, copied again at their next fault (refetch needs a "
+                              "one-word directory: add or cas)"
+                        : (impl == CM_DIR_IMPL_ADD)
+                            ? "leave, copied again at their next fault (CM_REFETCH=auto: the "
+                              "add form's fault joins and copies in one round trip; "
+                              "CM_REFETCH=used refetches)"
                             : "leave, copied again at their next fault (CM_REFETCH=auto: every "
                               "home is mapped here)")
                  : (cfg->refetch == CM_REFETCH_AUTO)

@@ -33,9 +33,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Whether acquires hold copies (CM_REFETCH and the variant: page copies, CAS directory), whether
- * only while they pay (CM_REFETCH=auto, cm_refetch.c), and whether misses prefetch into held
- * pages (CM_PREFETCH, cm_prefetch.h): the per-page state exists if either does. */
+/* Whether acquires hold copies (CM_REFETCH and the variant: page copies, a one-word directory),
+ * whether only while they pay (CM_REFETCH=auto, cm_refetch.c), and whether misses prefetch into
+ * held pages (CM_PREFETCH, cm_prefetch.h): the per-page state exists if either does. */
 cm_status_t cm_refetch_init(bool on, bool adaptive, bool prefetch);
 void cm_refetch_fini(void);
 /* Whether this run holds refetched pages. */
