@@ -26,42 +26,28 @@ for fwd in "" store release; do
     expect_out "^litmus all: OK$"
     expect_out "CHSN: .*forwarded $want"
 done
-note "TCP: invalidated pages refetched at the acquire (used; auto while it pays) or left (paper)"
+note "TCP: invalidated pages refetched at the acquire (used; auto while it pays, CAS form only) or left"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for rf in paper used auto; do
-    expect_ok env CM_REFETCH=$rf CM_VARIANT=CHSN CM_DIRECTORY=cas CM_STATS="$tmp/rf.json" \
+# FORM/REFETCH, and what the statistics must say: refetched (some used, some not: blocks read
+# every round are used after their refetch, those read every other round are not) or left,
+# with the description's reason (under the add form a fault joins and copies at once).
+for c in "cas/paper:invalidated pages: leave" "cas/used:invalidated pages: refetched" \
+         "cas/auto:invalidated pages: refetched" "add/used:invalidated pages: refetched" \
+         "add/auto:the add form's fault joins and copies in one round trip"; do
+    form=${c%%/*} rf=${c#*/} rf=${rf%%:*} says=${c#*:}
+    expect_ok env CM_REFETCH=$rf CM_VARIANT=CHSN CM_DIRECTORY=$form CM_STATS="$tmp/rf.json" \
         "$CMRUN" -n 3 "$MP/mp_litmus" reuse --iters 20 --seed 5
     expect_out "^litmus reuse: .* OK$"
     refetched=$(stats_total pages_refetched "$tmp/rf.json") used=$(stats_total refetch_used "$tmp/rf.json")
-    note "CM_REFETCH=$rf: $refetched pages refetched, $used of them used before their next invalidation"
-    if [ "$rf" = paper ]; then
-        [ "$refetched" = 0 ] || fail "CM_REFETCH=paper refetched $refetched pages"
-        grep -q 'invalidated pages: leave' "$tmp/rf.json" || fail "the statistics do not say CM_REFETCH=paper"
-    else
-        # Blocks read every round are used after their refetch; those read every other round
-        # are refetched, then left unused.
+    note "$form form, CM_REFETCH=$rf: $refetched pages refetched, $used of them used before their next invalidation"
+    if [ "$says" = "invalidated pages: refetched" ]; then
         [ -n "$refetched" ] && [ -n "$used" ] && [ "$used" -gt 0 ] && [ "$refetched" -gt "$used" ] ||
-            fail "CM_REFETCH=$rf: expected refetched pages, some used and some not"
-        grep -q 'invalidated pages: refetched' "$tmp/rf.json" || fail "the statistics do not say CM_REFETCH"
-    fi
-done
-note "TCP, the add form: refetched where CM_REFETCH=used asks; auto leaves them (a fault joins and copies at once)"
-for rf in used auto; do
-    expect_ok env CM_REFETCH=$rf CM_VARIANT=CHSN CM_DIRECTORY=add CM_STATS="$tmp/ra.json" \
-        "$CMRUN" -n 3 "$MP/mp_litmus" reuse --iters 20 --seed 5
-    expect_out "^litmus reuse: .* OK$"
-    refetched=$(stats_total pages_refetched "$tmp/ra.json") used=$(stats_total refetch_used "$tmp/ra.json")
-    note "add form, CM_REFETCH=$rf: $refetched pages refetched, $used of them used"
-    if [ "$rf" = auto ]; then
-        [ "$refetched" = 0 ] || fail "add form, CM_REFETCH=auto refetched $refetched pages"
-        grep -q "the add form's fault joins and copies in one round trip" "$tmp/ra.json" ||
-            fail "the statistics do not say why the add form does not refetch"
+            fail "$form form, CM_REFETCH=$rf: expected refetched pages, some used and some not"
     else
-        [ -n "$refetched" ] && [ -n "$used" ] && [ "$used" -gt 0 ] && [ "$refetched" -gt "$used" ] ||
-            fail "add form, CM_REFETCH=used: expected refetched pages, some used and some not"
-        grep -q 'invalidated pages: refetched' "$tmp/ra.json" || fail "the statistics do not say CM_REFETCH"
+        [ "$refetched" = 0 ] || fail "$form form, CM_REFETCH=$rf refetched $refetched pages"
     fi
+    grep -q "$says" "$tmp/rf.json" || fail "the statistics do not say '$says'"
 done
 note "TCP, TreadMarks: diffs of pages used since their validation fetched at the acquire, or at the access"
 for rf in paper used; do
