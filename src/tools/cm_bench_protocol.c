@@ -141,10 +141,6 @@ static void cm_bench_forwarding(cm_bench_t *b, char *store_page, double put8)
     cm_barrier();
 }
 
-/* Pages between two measured ones: 1 where the target's first touch moves their homes there,
- * nprocs where homes stay round-robin (CM_FIRST_TOUCH=no): every nprocs-th is the target's. */
-static size_t cm_bench_stride = 1;
-
 /* The first page of region (of nprocs pages more than it needs) whose round-robin home is t. */
 static char *cm_bench_homed_at(char *region, int t)
 {
@@ -157,23 +153,27 @@ static char *cm_bench_homed_at(char *region, int t)
 }
 
 /*
- * Reads one byte at offset off of each of (batches + 1) x CM_BENCH_FAULTS pages in turn
- * (cm_bench_stride apart), a batch at a time (batch -1 warms up); t[i]: time per page of
- * batch i.
+ * Reads one byte at offset off of each of (batches + 1) x CM_BENCH_FAULTS pages in turn,
+ * `step` bytes apart, a batch at a time (batch -1 warms up); t[i]: time per page of batch i.
  */
-static void cm_bench_read_pages(cm_bench_t *b, char *pages, size_t off, double *t)
+static void cm_bench_read_pages(cm_bench_t *b, char *pages, size_t step, size_t off, double *t)
 {
-    const size_t ps = cm_rt.page_size * cm_bench_stride;
-
     for (int i = -1, next = 0; i < b->batches; i++) {
         uint64_t t0 = cm_time_ns();
         for (int k = 0; k < CM_BENCH_FAULTS; k++) {
-            (void)*(volatile char *)(pages + (size_t)next++ * ps + off);
+            (void)*(volatile char *)(pages + (size_t)next++ * step + off);
         }
         if (i >= 0) {
             t[i] = (double)(cm_time_ns() - t0) / CM_BENCH_FAULTS;
         }
     }
+}
+
+/* What a remote page fault is built from: the handler's fault and one get of a page. */
+static double cm_bench_fault_floor(cm_bench_t *b)
+{
+    return cm_bench_value(b, "fault: SIGSEGV + mprotect (handler)", 0) +
+           cm_bench_value(b, "get", 4096);
 }
 
 /*
@@ -186,7 +186,7 @@ static void cm_bench_read_pages(cm_bench_t *b, char *pages, size_t off, double *
  * leave them unused twice, so that they leave the sharing set, and the
  * second pass's faults each fetch their page (checked).
  */
-static void cm_bench_page_faults(cm_bench_t *b, char *pages, int npages)
+static void cm_bench_page_faults(cm_bench_t *b, char *pages, size_t step, int npages)
 {
     const int me = cm_rank();
     double t_cold[CM_BENCH_MAX_BATCHES], t_warm[CM_BENCH_MAX_BATCHES];
@@ -200,7 +200,7 @@ static void cm_bench_page_faults(cm_bench_t *b, char *pages, int npages)
             cm_rt.proto->stats(&st);
             faults0  = st.read_faults;
             fetched0 = st.pages_fetched + st.pages_mapped; /* NH**: mapped, not copied */
-            cm_bench_read_pages(b, pages, 0, t_pass);
+            cm_bench_read_pages(b, pages, step, 0, t_pass);
             cm_rt.proto->stats(&st);
             faults1 = st.read_faults;
             if (faults1 - faults0 != (uint64_t)npages) {
@@ -218,8 +218,7 @@ static void cm_bench_page_faults(cm_bench_t *b, char *pages, int npages)
         cm_barrier(); /* unused twice: they leave */
     }
     if (me == 0) {
-        double fault_floor = cm_bench_value(b, "fault: SIGSEGV + mprotect (handler)", 0) +
-                             cm_bench_value(b, "get", 4096);
+        double fault_floor = cm_bench_fault_floor(b);
         cm_bench_add(b, "page fault, remote home, read", 4096, "us",
                      cm_bench_median(t_warm, b->batches) / 1e3, fault_floor,
                      "SIGSEGV + mprotect + 4 KiB get");
@@ -237,11 +236,11 @@ static void cm_bench_page_faults(cm_bench_t *b, char *pages, int npages)
  */
 static void cm_bench_first_touch(cm_bench_t *b)
 {
-    const int me = cm_rank(), np = cm_nprocs(), t = b->target;
-    const size_t ps = cm_rt.page_size;
+    const int me = cm_rank(), np = cm_nprocs();
+    const size_t step = (size_t)np * cm_rt.page_size; /* every np-th page is the target's */
     const int n = (b->batches + 1) * CM_BENCH_FAULTS;
-    char *first = cm_bench_homed_at(cm_malloc((size_t)(n + 1) * (size_t)np * ps), t);
     double tp[CM_BENCH_MAX_BATCHES];
+    char *first;
     cm_stats_t st0, st1;
 
     if (!cm_rt.config.first_touch) {
@@ -252,17 +251,10 @@ static void cm_bench_first_touch(cm_bench_t *b)
         cm_barrier();
         return;
     }
+    first = cm_bench_homed_at(cm_malloc((size_t)(n + 1) * step), b->target);
     if (me == 0) {
         cm_rt.proto->stats(&st0);
-        for (int i = -1, next = 0; i < b->batches; i++) { /* batch -1 warms up */
-            uint64_t t0 = cm_time_ns();
-            for (int k = 0; k < CM_BENCH_FAULTS; k++, next++) {
-                (void)*(volatile char *)(first + (size_t)next * (size_t)np * ps);
-            }
-            if (i >= 0) {
-                tp[i] = (double)(cm_time_ns() - t0) / CM_BENCH_FAULTS;
-            }
-        }
+        cm_bench_read_pages(b, first, step, 0, tp);
         cm_rt.proto->stats(&st1);
         if (st1.home_migrations - st0.home_migrations != (uint64_t)n) {
             cm_abort(1, "cm_bench: %d first reads of untouched pages claimed %" PRIu64
@@ -270,9 +262,7 @@ static void cm_bench_first_touch(cm_bench_t *b)
                      st1.home_migrations - st0.home_migrations);
         }
         cm_bench_add(b, "page fault, first touch, home moves here", 4096, "us",
-                     cm_bench_median(tp, b->batches) / 1e3,
-                     cm_bench_value(b, "fault: SIGSEGV + mprotect (handler)", 0) +
-                         cm_bench_value(b, "get", 4096),
+                     cm_bench_median(tp, b->batches) / 1e3, cm_bench_fault_floor(b),
                      "SIGSEGV + mprotect + 4 KiB get");
         cm_bench_add(b, "first touch, waits on the network each", 0, "waits",
                      (double)(st1.waits_first_touch - st0.waits_first_touch) / n, 1,
@@ -289,7 +279,7 @@ static void cm_bench_first_touch(cm_bench_t *b)
  * (rank 0's joins turned them weak), the first read again: a join and a line fill into a
  * resident frame, the steady state of a program.
  */
-static void cm_bench_line_fills(cm_bench_t *b, char *pages, int npages)
+static void cm_bench_line_fills(cm_bench_t *b, char *pages, size_t step, int npages)
 {
     const int me = cm_rank();
     const size_t ps = cm_rt.page_size, line = (size_t)cm_rt.config.line_size;
@@ -324,7 +314,7 @@ static void cm_bench_line_fills(cm_bench_t *b, char *pages, int npages)
         if (me != 0) {
             continue;
         }
-        cm_bench_read_pages(b, pages, (size_t)(pass == 1) * line, t_pass[pass]);
+        cm_bench_read_pages(b, pages, step, (size_t)(pass == 1) * line, t_pass[pass]);
     }
     if (me == 0) {
         cm_rt.proto->stats(&st);
@@ -366,25 +356,28 @@ void cm_bench_protocol(cm_bench_t *b)
     const int npages = (b->batches + 1) * CM_BENCH_FAULTS;
     const char *vname = cm_variants[cm_rt.config.variant].name;
     char *pages, *store_page;
+    size_t step;
     int lock = t, rounds = 1;
     double ns, put8 = 0, ref;
 
     cm_init_done(); /* homes move on first touch from here */
-    cm_bench_stride = cm_rt.config.first_touch ? 1 : (size_t)np;
-    pages      = cm_bench_homed_at(cm_malloc((size_t)(npages + 1) * cm_bench_stride * ps), t);
+    /* Measured pages step apart: where homes stay round-robin (CM_FIRST_TOUCH=no), every
+     * np-th is the target's; else the target's first touch moves them all there. */
+    step       = cm_rt.config.first_touch ? ps : (size_t)np * ps;
+    pages      = cm_bench_homed_at(cm_malloc((size_t)(npages + 1) * step), t);
     store_page = cm_bench_homed_at(cm_malloc((size_t)(np + 1) * ps), t);
     if (me == t) {
         for (int i = 0; i < npages; i++) {
-            pages[(size_t)i * cm_bench_stride * ps] = 1; /* first touch: they live at the target */
+            pages[(size_t)i * step] = 1; /* first touch: these pages live at the target */
         }
         store_page[0] = 1;
     }
     cm_barrier();
 
     if (cm_variants[cm_rt.config.variant].fill == CM_FILL_LINE) {
-        cm_bench_line_fills(b, pages, npages);
+        cm_bench_line_fills(b, pages, step, npages);
     } else {
-        cm_bench_page_faults(b, pages, npages);
+        cm_bench_page_faults(b, pages, step, npages);
     }
 
     if (me == 0) {
