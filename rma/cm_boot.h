@@ -33,6 +33,9 @@ bool cm_boot_is_singleton(const cm_boot_t *boot);
 /* Number of ranks on this node, and this rank's index among them. */
 int cm_boot_local_size(const cm_boot_t *boot);
 int cm_boot_local_rank(const cm_boot_t *boot);
+/* The ranks the process manager placed on this host (PMIX_LOCAL_PEERS), this one included, in
+ * its order; *ranks is malloc'ed. */
+cm_status_t cm_boot_local_peers(cm_boot_t *boot, int **ranks, int *n);
 /* Namespace of the job ("singleton.<pid>" without launcher). */
 const char *cm_boot_job_id(const cm_boot_t *boot);
 

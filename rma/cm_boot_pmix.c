@@ -168,6 +168,56 @@ int cm_boot_local_size(const cm_boot_t *boot) { return boot->local_size; }
 int cm_boot_local_rank(const cm_boot_t *boot) { return boot->local_rank; }
 const char *cm_boot_job_id(const cm_boot_t *boot) { return boot->job_id; }
 
+cm_status_t cm_boot_local_peers(cm_boot_t *boot, int **ranks_p, int *n_p)
+{
+    pmix_proc_t proc;
+    pmix_value_t *val = NULL;
+    pmix_status_t rc;
+    const char *s;
+    int *ranks, n = 0;
+
+    ranks = calloc((size_t)boot->size, sizeof(*ranks));
+    if (ranks == NULL) {
+        cm_error("bootstrap: out of memory");
+        return CM_ERR_NO_MEMORY;
+    }
+    if (boot->singleton) {
+        ranks[0] = 0;
+        *ranks_p = ranks;
+        *n_p     = 1;
+        return CM_OK;
+    }
+    PMIX_PROC_CONSTRUCT(&proc);
+    PMIX_LOAD_NSPACE(proc.nspace, boot->me.nspace);
+    proc.rank = PMIX_RANK_WILDCARD;
+    rc = PMIx_Get(&proc, PMIX_LOCAL_PEERS, NULL, 0, &val);
+    if (rc != PMIX_SUCCESS || val == NULL || val->type != PMIX_STRING || val->data.string == NULL) {
+        cm_error("PMIx: the process manager did not say which ranks share this host "
+                 "(PMIX_LOCAL_PEERS: %s)", PMIx_Error_string(rc));
+        if (val != NULL) {
+            PMIX_VALUE_RELEASE(val);
+        }
+        free(ranks);
+        return CM_ERR_BOOTSTRAP;
+    }
+    for (s = val->data.string; *s != '\0';) {
+        char *end;
+        long r = strtol(s, &end, 10);
+        if (end == s || r < 0 || r >= boot->size || n == boot->size) {
+            cm_error("PMIx: cannot read PMIX_LOCAL_PEERS \"%s\"", val->data.string);
+            PMIX_VALUE_RELEASE(val);
+            free(ranks);
+            return CM_ERR_BOOTSTRAP;
+        }
+        ranks[n++] = (int)r;
+        s = (*end == ',') ? end + 1 : end;
+    }
+    PMIX_VALUE_RELEASE(val);
+    *ranks_p = ranks;
+    *n_p     = n;
+    return CM_OK;
+}
+
 cm_status_t cm_boot_put(cm_boot_t *boot, const char *key, const void *data, size_t len)
 {
     pmix_value_t val;

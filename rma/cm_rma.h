@@ -205,6 +205,40 @@ cm_status_t cm_rma_seg_map_view(cm_rma_seg_t *seg, void *addr, int prot, const c
 int cm_rma_rank(const cm_rma_t *rma);
 int cm_rma_nprocs(const cm_rma_t *rma);
 
+/*
+ * Hosts (issue 46): the ranks the process manager puts on one host (PMIX_LOCAL_PEERS), each
+ * checked to run under the same kernel and the same /proc as the host's first rank (else the
+ * job ends with one line: they could not share memory). Hosts are numbered in the order of
+ * their lowest ranks, the host's leader. Collective (one exchange through the process manager).
+ */
+typedef struct {
+    int     host, nhosts;
+    int     local_rank, local_size; /* this rank among its host's, in rank order */
+    int     *host_of;               /* [rank] */
+    int     *leader;                /* [host]: its lowest rank */
+    int     *local;                 /* [local_size]: this host's ranks, ascending */
+    int32_t *pid;                   /* [rank] */
+} cm_rma_hosts_t;
+
+cm_status_t cm_rma_hosts_init(cm_rma_t *rma, cm_rma_hosts_t *h);
+void cm_rma_hosts_free(cm_rma_hosts_t *h);
+
+/*
+ * A node segment: a memory file the host's leader creates and every rank of the host maps
+ * read-write at addr (NULL: anywhere), through /proc whatever transport UCX uses. Not
+ * registered: only the host's processes reach it. A killed job leaves nothing behind (no
+ * name in /dev/shm: the file goes with its last mapping). Collective over the job. *map: where
+ * it is mapped; *fd (if fd is not NULL): this process's descriptor of the file, to map it
+ * again (the caller closes it). The caller unmaps it.
+ */
+cm_status_t cm_rma_node_map(cm_rma_t *rma, const cm_rma_hosts_t *h, void *addr, size_t len,
+                            const char *name, void **map, int *fd);
+
+/* Maps pe's (a rank of this host) memory file of a CM_RMA_SEG_FD segment at addr with prot, in
+ * place of what is there: the processes of a host then see one copy. */
+cm_status_t cm_rma_seg_map_peer_view(cm_rma_t *rma, cm_rma_seg_t *seg, int pe,
+                                     const cm_rma_hosts_t *h, void *addr, int prot);
+
 /* Capability: pointer through which this process can load/store pe's copy of addr, or NULL. */
 void *cm_rma_ptr(cm_rma_t *rma, int pe, const void *addr);
 /*
@@ -316,6 +350,15 @@ cm_status_t cm_rma_fence(cm_rma_t *rma);
  */
 void cm_rma_hold_begin(cm_rma_t *rma);
 void cm_rma_hold_end(cm_rma_t *rma);
+/*
+ * Around a sleep outside this layer (a lock of the host's shared memory, which another local
+ * process may hold across a round trip): the worker is the progress thread's meanwhile, even
+ * inside a hold, so that this process keeps serving its peers. Without it two hosts'
+ * processes, each asleep under a hold on a lock whose holder waited for the other's
+ * progress, never woke (the two-level protocol, 2 hosts x 2 processes, over TCP).
+ */
+void cm_rma_sleep_begin(cm_rma_t *rma);
+void cm_rma_sleep_end(cm_rma_t *rma);
 
 /*
  * A mark of the operations issued so far, and whether those are ordered before whatever is

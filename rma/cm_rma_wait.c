@@ -346,6 +346,20 @@ void cm_rma_hold_end(cm_rma_t *rma)
     }
 }
 
+void cm_rma_sleep_begin(cm_rma_t *rma)
+{
+    if (cm_rma_holds(rma) && cm_rma_held_here > 0) {
+        atomic_fetch_sub_explicit(&rma->main_held, 1, memory_order_seq_cst);
+    }
+}
+
+void cm_rma_sleep_end(cm_rma_t *rma)
+{
+    if (cm_rma_holds(rma) && cm_rma_held_here > 0) {
+        atomic_fetch_add_explicit(&rma->main_held, 1, memory_order_relaxed);
+    }
+}
+
 static void cm_rma_block(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *arg)
 {
     cm_rma_waitword_t *w = rma->wait_self;
