@@ -24,6 +24,7 @@ src/protocols             5
 src/protocols/cashmere    6
 src/protocols/treadmarks  6
 src/protocols/none        6
+src/protocols/twolevel    6
 src/runtime               7
 src/tools                 8
 compat                    8

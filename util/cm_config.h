@@ -44,7 +44,12 @@ typedef enum { CM_FORWARD_AUTO, CM_FORWARD_STORE, CM_FORWARD_BATCH, CM_FORWARD_R
 typedef enum { CM_REFETCH_AUTO, CM_REFETCH_PAPER, CM_REFETCH_USED } cm_refetch_mode_t;
 typedef enum { CM_WAIT_AUTO, CM_WAIT_SPIN, CM_WAIT_BLOCK } cm_wait_mode_t;
 typedef enum { CM_LAUNCHER_AUTO, CM_LAUNCHER_SRUN, CM_LAUNCHER_PRTERUN, CM_LAUNCHER_MPIRUN } cm_launcher_t;
-typedef enum { CM_PROTOCOL_CASHMERE, CM_PROTOCOL_TREADMARKS, CM_PROTOCOL_NONE } cm_protocol_kind_t;
+typedef enum {
+    CM_PROTOCOL_CASHMERE,
+    CM_PROTOCOL_TREADMARKS,
+    CM_PROTOCOL_NONE,
+    CM_PROTOCOL_TWOLEVEL
+} cm_protocol_kind_t;
 typedef enum { CM_DIRECTORY_AUTO, CM_DIRECTORY_MCS, CM_DIRECTORY_CAS, CM_DIRECTORY_ADD } cm_directory_kind_t;
 typedef enum { CM_TMK_DETECT_FAULT, CM_TMK_DETECT_SCAN } cm_tmk_detect_t;
 /* CM_VARIANT values: cm_variant_t, from the variant table (cm_variant_table.h). */

@@ -39,10 +39,13 @@
       "Top part of the shared region set aside for non-collective allocations (cm_malloc_local: " \
       "Tmk_malloc, PARMACS G_MALLOC after CREATE), split equally among the processes; the rest is " \
       "the collective heap (cm_malloc). 0: a quarter of CM_SHARED_SIZE.") \
-    _(protocol, PROTOCOL, ENUM, "cashmere", "cashmere|treadmarks|none", "protocol", \
+    _(protocol, PROTOCOL, ENUM, "cashmere", "cashmere|treadmarks|none|twolevel", "protocol", \
       "Coherence protocol: cashmere (directory, write notices, write-through to homes over " \
-      "one-sided RDMA), treadmarks (lazy release consistency, twins and diffs, messages), or none " \
-      "(one process, the shared region plain memory: the sequential baseline of speedups).") \
+      "one-sided RDMA), treadmarks (lazy release consistency, twins and diffs, messages), none " \
+      "(one process, the shared region plain memory: the sequential baseline of speedups), or " \
+      "twolevel (Cashmere-2L: the processes of a host share one copy of each page; between " \
+      "hosts a directory bit per host, notices per host, twins and two-way diffs; up to 16 " \
+      "hosts).") \
     _(variant, VARIANT, ENUM, "CHSM", CM_VARIANT_VALUES, \
       "protocol", \
       "Cashmere variant, the paper's four letters: C copy page on fault / N line transfers; read " \

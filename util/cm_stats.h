@@ -44,6 +44,11 @@
     _(pages_prefetched,   "of those, brought along by another page's miss (CM_PREFETCH)") \
     _(prefetch_used,      "prefetched pages used before their next invalidation") \
     _(pages_mapped,       "pages mapped onto their home's memory (NH variants)") \
+    _(local_maps,         "two levels: faults that mapped the host's copy with nothing to get (current already, or the page homed on this host)") \
+    _(diffs_in,           "two levels: pages got from their home that changed the host's copy (incoming diffs against its twin)") \
+    _(diff_bytes_in,      "two levels: bytes those incoming diffs wrote") \
+    _(diffs_out,          "two levels: outgoing diffs (the host's copy against its twin) put to the home") \
+    _(diff_bytes_out,     "two levels: bytes those outgoing diffs put") \
     _(line_fills,         "lines fetched from their home by access checks (NS variants)") \
     _(home_migrations,    "pages whose home moved here on first touch") \
     _(dir_updates,        "directory read-modify-writes") \
@@ -87,7 +92,7 @@
     _(waits_barrier,      "of those, in barriers' rounds") \
     _(peak_rss_bytes,     "the process's peak resident memory (getrusage): its data, the program and the runtime's metadata") \
     _(intervals,          "TreadMarks: intervals created here") \
-    _(twins,              "TreadMarks: twins made") \
+    _(twins,              "twins made (TreadMarks; two levels: of the host's copy, by this process)") \
     _(scan_written,       "TreadMarks scan: writable pages found written at an interval end") \
     _(scan_clean,         "TreadMarks scan: writable pages found clean at an interval end") \
     _(scan_protected,     "TreadMarks scan: pages protected again after clean scans") \

@@ -31,6 +31,10 @@ typedef struct {
     char                   *meta_base; /* this process's metadata segment (same VA everywhere) */
     const cm_meta_layout_t *meta;      /* where each protocol structure lies in it */
     const cm_config_t      *config;
+    /* The two-level protocol's: the job's hosts (NULL for the others) and the shared region's
+     * segment (whose host leader's file a host's processes map). */
+    const cm_rma_hosts_t   *hosts;
+    cm_rma_seg_t           *shared_seg;
 } cm_protocol_ctx_t;
 
 typedef struct {
@@ -55,10 +59,14 @@ typedef struct {
     const char *(*describe)(void);
     /* Introspection for tests and tools: the rank currently holding addr's master copy. */
     cm_status_t (*page_home)(const void *addr, int *home);
+    /* Optional: maps the application's view of the region back after PARMACS's stand-in
+     * (cm_region_restore), every page as at start; NULL: the process's own file, no access. */
+    cm_status_t (*restore_view)(void);
 } cm_protocol_t;
 
 extern const cm_protocol_t cm_protocol_cashmere;
 extern const cm_protocol_t cm_protocol_treadmarks;
 extern const cm_protocol_t cm_protocol_none;
+extern const cm_protocol_t cm_protocol_twolevel;
 
 #endif

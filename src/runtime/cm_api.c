@@ -319,6 +319,13 @@ void cm_region_stand_in(void)
 
 void cm_region_restore(void)
 {
+    if (cm_rt.proto->restore_view != NULL) {
+        if (cm_rt.proto->restore_view() != CM_OK) {
+            cm_fatal(1, "PARMACS: cannot map the shared region back");
+        }
+        cm_hooks_pause(0);
+        return;
+    }
     if (munmap(cm_rt.shared_base, cm_rt.shared_size) != 0 ||
         cm_rma_seg_map_view(cm_rt.shared_seg, cm_rt.shared_base, PROT_NONE, "shared region") !=
             CM_OK) {

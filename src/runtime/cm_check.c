@@ -50,6 +50,11 @@ int cm_check_max_procs(const cm_config_t *cfg, const char **setting, const char 
         *reason  = "the sequential baseline: no coherence between processes";
         return 1;
     }
+    if (cfg->protocol == CM_PROTOCOL_TWOLEVEL) {
+        *setting = "CM_PROTOCOL=twolevel";
+        *reason  = "its notice bins and barrier; a directory word holds 16 hosts";
+        return CM_DIR_MAX_PROCS_MCS;
+    }
     if (cfg->protocol == CM_PROTOCOL_TREADMARKS) {
         *setting = "CM_PROTOCOL=treadmarks";
         *reason  = "as many as the Cashmere directory";

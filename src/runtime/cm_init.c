@@ -262,6 +262,13 @@ static int cm_rt_init(int *argc, char ***argv)
     case CM_PROTOCOL_NONE:
         cm_rt.proto = &cm_protocol_none;
         break;
+    case CM_PROTOCOL_TWOLEVEL:
+        cm_rt.proto = &cm_protocol_twolevel;
+        status = cm_rma_hosts_init(cm_rt.rma, &cm_rt.hosts);
+        if (status != CM_OK) {
+            goto err;
+        }
+        break;
     default:
         cm_rt.proto = &cm_protocol_cashmere;
         break;
@@ -278,6 +285,8 @@ static int cm_rt_init(int *argc, char ***argv)
         .meta_base = cm_rt.meta_base,
         .meta      = &cm_rt.meta,
         .config    = &cm_rt.config,
+        .hosts     = (cm_rt.config.protocol == CM_PROTOCOL_TWOLEVEL) ? &cm_rt.hosts : NULL,
+        .shared_seg = cm_rt.shared_seg,
     };
     status = cm_rt.proto->init(&cm_rt.proto_ctx);
     if (status != CM_OK) {
@@ -341,6 +350,7 @@ static void cm_rt_finalize(void)
     cm_fault_uninstall();
     cm_libc_region(NULL, 0, 0);
     cm_rt.proto->fini();
+    cm_rma_hosts_free(&cm_rt.hosts);
     cm_heap_fini(&cm_rt.heap);
     cm_heap_fini(&cm_rt.local_heap);
     munmap(cm_rt.shared_base, cm_rt.shared_size);

@@ -57,6 +57,7 @@ typedef struct {
     cm_heap_t         local_heap;   /* this process's arena for cm_malloc_local */
     uint64_t          local_base;   /* offset of process 0's arena; arenas are local_arena apart */
     uint64_t          local_arena;
+    cm_rma_hosts_t    hosts;        /* the job's hosts (CM_PROTOCOL=twolevel only) */
     const cm_protocol_t *proto;
     cm_protocol_ctx_t proto_ctx;    /* what proto was given at init */
     double            start_time;   /* wall clock at cm_init (cm_wall_time) */

@@ -283,6 +283,8 @@ static void cm_info_summary(void)
            "variant below\n");
     printf("  treadmarks  lazy release consistency: intervals, twins, lazy diffs, messages; "
            "plain or cmcc binaries\n");
+    printf("  twolevel    one copy of each page per host; between hosts a directory bit per "
+           "host, twins, two-way diffs; plain or cmcc binaries\n");
     printf("\nCashmere variants (CM_VARIANT; letters: copy, read misses, writes, merge buffer):\n");
     for (int v = 0; v < CM_VARIANT_COUNT; v++) {
         const cm_variant_info_t *r = &cm_variants[v];
@@ -453,7 +455,8 @@ static int cm_info_check(int nprocs, int local)
     cashmere = (cfg.protocol == CM_PROTOCOL_CASHMERE);
     build = cashmere ? cm_variants[cfg.variant].build : CM_BUILD_PLAIN;
     printf("protocol=%s\nvariant=%s\nbuild=%s\nsuffix=%s\n",
-           cashmere ? "cashmere" : (cfg.protocol == CM_PROTOCOL_NONE) ? "none" : "treadmarks",
+           cashmere ? "cashmere" : (cfg.protocol == CM_PROTOCOL_NONE) ? "none"
+                                 : (cfg.protocol == CM_PROTOCOL_TWOLEVEL) ? "twolevel" : "treadmarks",
            cm_variants[cfg.variant].name, cm_build_name(build), cm_build_suffix(build));
     cm_config_release(&cfg);
     return 0;
@@ -568,7 +571,8 @@ static int cm_info_memory(int nprocs)
     printf("shared region: CM_SHARED_SIZE=%s%s, %s (%" PRIu64 " pages of %zu bytes), %d "
            "process%s, %s\n", given ? given : "64g", given ? "" : " (the default)", size, c.npages,
            page, nprocs, (nprocs == 1) ? "" : "es", (cfg.protocol == CM_PROTOCOL_TREADMARKS) ? "treadmarks"
-           : (cfg.protocol == CM_PROTOCOL_NONE) ? "none" : cm_variants[cfg.variant].name);
+           : (cfg.protocol == CM_PROTOCOL_NONE) ? "none"
+           : (cfg.protocol == CM_PROTOCOL_TWOLEVEL) ? "twolevel" : cm_variants[cfg.variant].name);
     printf("address space per process: %s reserved (both views of the region, the metadata "
            "segment, page tables); nothing committed yet\n", res);
     printf("memory per process: the pages it touches, plus at most %" PRIu64 " bytes of "

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The two-level protocol's state (issue 46; docs/ARCHITECTURE.md, "Two levels";
+ * tests/model/twolevel.pml). The processes of a host share one copy of each page (the host
+ * leader's memory file, mapped by each at the shared region's address with its own
+ * protections); the protocol runs between hosts. Each host keeps, in memory only its
+ * processes map (rma/cm_rma_node.c), a record per page (a lock, the host's directory role,
+ * the notices drained and the copy's currency), twins of the pages it writes, a log of the
+ * pages its notices invalidated (each process reads it from its own place: its pending list)
+ * and the state of its notice bins.
+ */
+#ifndef CM_2L_INT_H
+#define CM_2L_INT_H
+
+#include "directory/cm_dir.h"
+#include "locks/cm_barrier.h"
+#include "locks/cm_mcs.h"
+#include "rma/cm_rma.h"
+#include "src/protocols/cm_protocol.h"
+#include "util/cm_stats.h"
+#include "writenotice/cm_wn_bin.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A page's record on its host: lock and role in one word, so that a release can see at once
+ * that the host is a writer and that no release of the page is in progress. */
+#define CM_2L_LOCKED  0x1u  /* held */
+#define CM_2L_WAITERS 0x2u  /* someone sleeps on it (futex) */
+#define CM_2L_SHARER  0x4u  /* the host's sharer bit is set (its JOIN landed) */
+#define CM_2L_WRITER  0x8u  /* its writer bit is set, and the WRITE's notices are out */
+#define CM_2L_TWIN    0x10u /* the host has a twin of the page (a writer here, not its home) */
+#define CM_2L_FOUND   0x20u /* the host's last join found another writer (told at the next) */
+
+typedef struct {
+    uint32_t state;  /* CM_2L_* */
+    uint32_t wn;     /* notices drained here for the page */
+    uint32_t upd;    /* the value of wn the host's copy is current for */
+    uint32_t pad;
+} cm_2l_page_t;
+
+/* The host's log: the pages its notices invalidated, in drain order; (uint64_t)-1: all. */
+#define CM_2L_LOG_CAP  4096u
+#define CM_2L_LOG_ALL  UINT64_MAX
+#define CM_2L_SELF_CAP 4096u
+
+typedef struct {
+    uint64_t magic;
+    uint32_t drain_lock;  /* acquires drain the host's bins one at a time */
+    uint32_t self_lock;
+    uint64_t log_tail;    /* entries ever appended */
+    uint64_t self_n;      /* self-notices queued (SELF_CAP at most; more: self_all) */
+    uint64_t self_all;
+} cm_2l_hdr_t;
+
+/* A process's view of a page (private): its protection, and whether the page is in its write
+ * list (written since its last release, mapped or not). */
+#define CM_2L_NONE  0u
+#define CM_2L_RO    1u
+#define CM_2L_RW    2u
+#define CM_2L_PROT  3u
+#define CM_2L_WL    4u
+
+typedef struct {
+    int      rank, nprocs;
+    cm_rma_t *rma;
+    const cm_rma_hosts_t *hosts;
+    cm_rma_seg_t *shared_seg;
+    int      host, nhosts, leader;   /* our host, hosts, our host's leader */
+    char     *app;                   /* the shared region as the application sees it */
+    char     *node;                  /* our host's copy, never protected (our net view if we lead) */
+    char     *net;                   /* the shared region's network view (its address at peers) */
+    size_t   page_size;
+    unsigned shift;
+    uint64_t npages;
+    char     *meta_base;
+    const cm_meta_layout_t *meta;
+    /* The host's shared state. */
+    cm_2l_hdr_t  *hdr;
+    cm_2l_page_t *pages;
+    uint64_t     *log;
+    uint64_t     *selfq;
+    uint64_t     *bin_head, *bin_ovf;  /* per sender: the host's consumed index and overflows seen */
+    char         *twins;
+    size_t       node_len;
+    /* Ours. */
+    uint8_t  *pte;
+    uint32_t *wl;                    /* the write list */
+    uint64_t nwl;
+    uint64_t log_cur;                /* our place in the host's log */
+    uint64_t *drained;               /* scratch: pages of one drain */
+    uint64_t *wold;                  /* scratch: a release's WRITE words */
+    char     *fetch;                 /* a page got from its home */
+    cm_wn_bin_t bins;
+    cm_barrier_t barrier;
+    cm_mcs_lazy_t *lz;
+    uint32_t *lzq, nlzq;
+    cm_stats_t st;
+    cm_rma_stats_t rma_base;
+    uint64_t t_start;
+} cm_2l_t;
+
+extern cm_2l_t cm_2l;
+
+static inline uint64_t cm_2l_page(uintptr_t addr)
+{
+    return (addr - (uintptr_t)cm_2l.app) >> cm_2l.shift;
+}
+
+/* The host of page p's home (and directory entry): round robin over the hosts. */
+static inline int cm_2l_home(uint64_t p)
+{
+    return (int)(p % (uint64_t)cm_2l.nhosts);
+}
+
+/* ---- the host's memory (cm_2l_node.c) ---- */
+cm_status_t cm_2l_node_init(const cm_protocol_ctx_t *ctx);
+void cm_2l_node_fini(void);
+/* After a barrier: every process of the host mapped the memory its leader stamped. */
+cm_status_t cm_2l_node_check(void);
+/* A lock word of the host's memory: spin, then sleep on a futex (shared between processes). */
+void cm_2l_lock(uint32_t *word);
+void cm_2l_unlock(uint32_t *word);
+/* The page's record lock (the CM_2L_LOCKED bit of its state word). */
+void cm_2l_page_lock(uint64_t p);
+void cm_2l_page_unlock(uint64_t p);
+static inline uint32_t cm_2l_state(uint64_t p)
+{
+    return __atomic_load_n(&cm_2l.pages[p].state, __ATOMIC_ACQUIRE);
+}
+static inline void cm_2l_state_set(uint64_t p, uint32_t set, uint32_t clear)
+{
+    uint32_t s = __atomic_load_n(&cm_2l.pages[p].state, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(&cm_2l.pages[p].state, &s, (s | set) & ~clear, true,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+    }
+}
+/* Queues a self-notice of page p for the host's next acquire (the page's lock held). */
+void cm_2l_self_notice(uint64_t p);
+
+/* ---- diffs (cm_2l_diff.c): byte-exact, so that words shared across hosts stay right ---- */
+/* Incoming: where got differs from twin, into copy and twin; without a twin, got is the copy.
+ * Returns the bytes changed. */
+size_t cm_2l_diff_in(char *copy, char *twin, const char *got, size_t len, bool has_twin);
+/* Outgoing: each run where copy differs from twin is written to the twin and handed to put
+ * (offset, length; its bytes are the twin's from there on). Returns the bytes that differed. */
+typedef cm_status_t (*cm_2l_put_fn_t)(size_t off, size_t len, void *arg);
+cm_status_t cm_2l_diff_out(const char *copy, char *twin, size_t len, cm_2l_put_fn_t put,
+                           void *arg, size_t *changed);
+
+#endif
