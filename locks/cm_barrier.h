@@ -32,12 +32,17 @@
 
 typedef struct {
     cm_rma_t *rma;
+    const int *members; /* the ranks taking part, in order (NULL: every rank) */
+    int      n, me;     /* how many, and our index among them */
     uint64_t *flags;  /* CM_BARRIER_WORDS words, same address in every process */
     uint64_t epoch;   /* barriers completed by this process */
     uint64_t sent[CM_BARRIER_WORDS][2]; /* each flag's signal: operand and reply (cm_rma.h) */
 } cm_barrier_t;
 
 void cm_barrier_init(cm_barrier_t *b, cm_rma_t *rma, uint64_t *flags);
+/* A barrier of the n ranks in members (one per host, say) only; me: our index there. */
+void cm_barrier_init_group(cm_barrier_t *b, cm_rma_t *rma, uint64_t *flags, const int *members,
+                           int n, int me);
 
 /* Waits until every process has called it as often as this one. */
 cm_status_t cm_barrier_wait(cm_barrier_t *b);

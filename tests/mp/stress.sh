@@ -23,9 +23,9 @@ usage: stress.sh [options]
   --rounds N        runs of every combination (default 1)
   --cases LIST      litmus cases (default: $ALL_CASES;
                     all: every case in one run)
-  --settings LIST   VARIANT/DIRECTORY for Cashmere, or treadmarks (default: the three
+  --settings LIST   VARIANT/DIRECTORY for Cashmere, treadmarks or twolevel (default: the three
                     directory forms of every variant 'cm_info --variants' says runs here,
-                    and treadmarks: $ALL_SETTINGS)
+                    treadmarks and twolevel: $ALL_SETTINGS)
   --transports LIST shm, tcp, hosts (default: shm tcp); hosts: across two hosts, UCX choosing
                     (tests/cluster.sh: CMT_STRESS_HOSTS="HOST_A HOST_B", the ranks split between
                     them, and CMT_STRESS_PREFIX, the command that runs cmrun inside host A;
@@ -46,7 +46,7 @@ LISTs are space- or comma-separated. Per run, drawn from the driver seed and the
 (case, setting, transport, processes, round), so narrowing the selection repeats the same runs:
 the litmus seed, CM_NET_LATENCY, sometimes CM_NET_OVERHEAD and CM_NET_BANDWIDTH,
 CM_PROGRESS_THREAD, CM_WAIT=block (in a third of the runs), and per protocol its rare paths (Cashmere: CM_UNSAFE_THRESHOLD=0, a small
-CM_WN_RING, CM_FIRST_TOUCH=no, CM_MERGE_LINES=1, CM_FORWARD=store|release, CM_FORWARD=batch with 256-byte batches, CM_REFETCH=paper|used, CM_PREFETCH=8; TreadMarks: CM_TMK_GC_BYTES=4k, CM_TMK_WRITE_DETECT=scan, CM_REFETCH=paper|used, CM_PREFETCH=8).
+CM_WN_RING, CM_FIRST_TOUCH=no, CM_MERGE_LINES=1, CM_FORWARD=store|release, CM_FORWARD=batch with 256-byte batches, CM_REFETCH=paper|used, CM_PREFETCH=8; TreadMarks: CM_TMK_GC_BYTES=4k, CM_TMK_WRITE_DETECT=scan, CM_REFETCH=paper|used, CM_PREFETCH=8; two levels: a small CM_WN_RING, whose bins overflow).
 EOF
 }
 
@@ -73,10 +73,10 @@ for v in $(compgen -e | grep -E '^(CM|UCX)_'); do unset "$v"; done
 # The variant table, as this machine runs it over shared memory and over TCP.
 VARIANTS_SHM=$(UCX_TLS=posix,sysv,self "$CM_INFO" --variants) || die "$CM_INFO --variants failed"
 VARIANTS_TCP=$(UCX_TLS=tcp "$CM_INFO" --variants) || die "$CM_INFO --variants failed"
-ALL_SETTINGS="$(awk '$2 == "available" {printf "%s/cas %s/mcs %s/add ", $1, $1, $1}' <<< "$VARIANTS_SHM")treadmarks"
+ALL_SETTINGS="$(awk '$2 == "available" {printf "%s/cas %s/mcs %s/add ", $1, $1, $1}' <<< "$VARIANTS_SHM")treadmarks twolevel"
 # has_column SETTING KEY=VALUE: whether the setting's variant has that column in the table.
 has_column() {
-    case "$1" in treadmarks) return 1 ;; esac
+    case "$1" in treadmarks|twolevel) return 1 ;; esac
     awk -v v="${1%/*}" -v kv="$2" '$1 == v { for (i = 3; i <= NF; i++) if ($i == kv) found = 1 }
         END {exit !found}' <<< "$VARIANTS_SHM"
 }
@@ -93,7 +93,7 @@ variants_over() {
 }
 
 runs_over() {
-    case "$1" in treadmarks) return 0 ;; esac
+    case "$1" in treadmarks|twolevel) return 0 ;; esac
     awk -v v="${1%/*}" '$1 == v && $2 == "available" {found = 1} END {exit !found}' \
         <<< "$(variants_over "$2")"
 }
@@ -166,13 +166,14 @@ done
 setting_env() {
     case "$1" in
         treadmarks) senv=(CM_PROTOCOL=treadmarks) ;;
+        twolevel)   senv=(CM_PROTOCOL=twolevel) ;;
         */*)        senv=(CM_PROTOCOL=cashmere "CM_VARIANT=${1%/*}" "CM_DIRECTORY=${1#*/}") ;;
         *)          return 1 ;;
     esac
 }
 # A bad setting would fail every one of its runs; say so once, before anything runs.
 for s in $settings; do
-    setting_env "$s" || die "setting '$s' is neither VARIANT/DIRECTORY nor treadmarks"
+    setting_env "$s" || die "setting '$s' is neither VARIANT/DIRECTORY, treadmarks nor twolevel"
     if [ -x "$CM_INFO" ]; then
         env "${senv[@]}" "$CM_INFO" --check >/dev/null || die "setting '$s' is not valid here"
     fi
@@ -240,6 +241,8 @@ make_cmd() {
         draw 2; [ "$r" != 0 ] || e+=(CM_TMK_WRITE_DETECT=scan) # writable pages compared, not faulted
         draw 3; [ "$r" != 0 ] || { pick paper used; e+=("CM_REFETCH=$r"); }  # diffs at the access / acquire
         draw 3; [ "$r" != 0 ] || e+=(CM_PREFETCH=8)         # a miss asks for its block's diffs
+    elif [ "$s" = twolevel ]; then
+        draw 4; [ "$r" != 0 ] || { pick 2 4; e+=("CM_WN_RING=$r"); }  # bins overflow: hosts drop all
     else
         draw 4; [ "$r" != 0 ] || e+=(CM_UNSAFE_THRESHOLD=0)  # every weak page unsafe
         draw 4; [ "$r" != 0 ] || { pick 2 4; e+=("CM_WN_RING=$r"); }  # notice ring overflows

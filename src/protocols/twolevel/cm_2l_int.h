@@ -51,7 +51,19 @@ typedef struct {
     uint64_t log_tail;    /* entries ever appended */
     uint64_t self_n;      /* self-notices queued (SELF_CAP at most; more: self_all) */
     uint64_t self_all;
+    uint32_t bar_arrived; /* the host's processes at the barrier, but its leader */
+    uint32_t bar_gen;     /* barriers the leader let go (futex) */
 } cm_2l_hdr_t;
+
+/* An application lock on the host (cm_2l_sync.c). */
+typedef struct {
+    uint32_t m;        /* the host's mutex: 0 free, 1 held, 2 maybe waited for (futex) */
+    uint32_t waiters;  /* processes here committed to taking it */
+    uint32_t held;     /* the host has the lock's place between hosts ... */
+    uint32_t owner;    /* ... taken by this rank */
+    uint32_t passes;   /* passes inside the host since */
+    uint32_t pad[3];
+} cm_2l_lock_t;
 
 /* A process's view of a page (private): its protection, and whether the page is in its write
  * list (written since its last release, mapped or not). */
@@ -81,6 +93,7 @@ typedef struct {
     uint64_t     *log;
     uint64_t     *selfq;
     uint64_t     *bin_head, *bin_ovf;  /* per sender: the host's consumed index and overflows seen */
+    cm_2l_lock_t *locks;
     char         *twins;
     size_t       node_len;
     /* Ours. */
@@ -92,9 +105,7 @@ typedef struct {
     uint64_t *wold;                  /* scratch: a release's WRITE words */
     char     *fetch;                 /* a page got from its home */
     cm_wn_bin_t bins;
-    cm_barrier_t barrier;
-    cm_mcs_lazy_t *lz;
-    uint32_t *lzq, nlzq;
+    cm_barrier_t barrier;            /* the hosts' leaders' */
     cm_stats_t st;
     cm_rma_stats_t rma_base;
     uint64_t t_start;
@@ -135,6 +146,14 @@ static inline void cm_2l_state_set(uint64_t p, uint32_t set, uint32_t clear)
                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
     }
 }
+/* ---- locks and barriers (cm_2l_sync.c) ---- */
+bool cm_2l_mutex_trylock(cm_2l_lock_t *l);
+void cm_2l_mutex_unlock(cm_2l_lock_t *l);
+cm_status_t cm_2l_lock_take(unsigned id);
+cm_status_t cm_2l_lock_give(unsigned id);
+cm_status_t cm_2l_barrier_wait(void);
+void cm_2l_wait_change(uint32_t *word, uint32_t old);
+
 /* Queues a self-notice of page p for the host's next acquire (the page's lock held). */
 void cm_2l_self_notice(uint64_t p);
 

@@ -29,7 +29,7 @@ static size_t cm_2l_take(size_t *cursor, size_t bytes)
 
 cm_status_t cm_2l_node_init(const cm_protocol_ctx_t *ctx)
 {
-    size_t cursor = 0, head, ovf, log, selfq, pages;
+    size_t cursor = 0, head, ovf, log, selfq, pages, locks;
     void *map;
     cm_status_t status;
 
@@ -39,6 +39,7 @@ cm_status_t cm_2l_node_init(const cm_protocol_ctx_t *ctx)
     log   = cm_2l_take(&cursor, CM_2L_LOG_CAP * sizeof(uint64_t));
     selfq = cm_2l_take(&cursor, CM_2L_SELF_CAP * sizeof(uint64_t));
     pages = cm_2l_take(&cursor, ctx->npages * sizeof(cm_2l_page_t));
+    locks = cm_2l_take(&cursor, (size_t)ctx->meta->nlocks * sizeof(cm_2l_lock_t));
     cm_2l.node_len = (cursor + ctx->page_size - 1) / ctx->page_size * ctx->page_size;
     status = cm_rma_node_map(ctx->rma, ctx->hosts, NULL, cm_2l.node_len, "cm twolevel host",
                              &map, NULL);
@@ -51,6 +52,7 @@ cm_status_t cm_2l_node_init(const cm_protocol_ctx_t *ctx)
     cm_2l.log      = (uint64_t *)(void *)((char *)map + log);
     cm_2l.selfq    = (uint64_t *)(void *)((char *)map + selfq);
     cm_2l.pages    = (cm_2l_page_t *)(void *)((char *)map + pages);
+    cm_2l.locks    = (cm_2l_lock_t *)(void *)((char *)map + locks);
     status = cm_rma_node_map(ctx->rma, ctx->hosts, NULL, ctx->size, "cm twolevel twins", &map,
                              NULL);
     if (status != CM_OK) {

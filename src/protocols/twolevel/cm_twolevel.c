@@ -494,76 +494,38 @@ static cm_status_t cm_2l_acquire(void)
     return cm_2l_event(cm_2l_acquire_in, &cm_2l.st.waits_acquire, &cm_2l.st.acquire_ns);
 }
 
-/* ---- locks and barriers: the add form's MCS lock and the dissemination barrier, over all
- * processes (a host's processes hand a lock to each other through their shared memory when
- * UCX maps it) ---- */
-
-static void cm_2l_lock_addr(unsigned id, int *home, uint64_t **tail, cm_mcs_qnode_t **q)
-{
-    *home = (int)(id % (unsigned)cm_2l.nprocs);
-    *tail = (uint64_t *)(void *)(cm_2l.meta_base + cm_2l.meta->lock_tails) + id / (unsigned)cm_2l.nprocs;
-    *q    = (cm_mcs_qnode_t *)(void *)(cm_2l.meta_base + cm_2l.meta->lock_qnodes +
-                                       (size_t)id * CM_META_LOCK_QNODE);
-}
+/* ---- locks and barriers (cm_2l_sync.c: inside the host, then between hosts) ---- */
 
 static cm_status_t cm_2l_lock_acquire(unsigned id)
 {
-    int home;
-    uint64_t *tail;
-    cm_mcs_qnode_t *q;
-
-    cm_2l_lock_addr(id, &home, &tail, &q);
-    CM_CHECK(CM_RMA_COUNT_WAITS(&cm_2l.st.waits_lock,
-                                CM_STATS_IN_PHASE(&cm_2l.st.lock_wait_ns,
-                                                  cm_mcs_acquire_lazy(cm_2l.rma, home, tail, q,
-                                                                      &cm_2l.lz[id]))));
-    if (home == cm_2l.rank) {
+    /* A host alone: the host's mutex is the whole lock, and an acquire has nothing to do;
+     * neither is timed where nothing was waited for (BARNES: a million locks per process). */
+    if (cm_2l.nhosts == 1 && cm_2l_mutex_trylock(&cm_2l.locks[id])) {
         cm_2l.st.lock_acquires_local++;
-    } else {
-        cm_2l.st.lock_acquires_remote++;
+        cm_2l.st.acquires++;
+        return CM_OK;
     }
+    CM_CHECK(CM_RMA_COUNT_WAITS(&cm_2l.st.waits_lock,
+                                CM_STATS_IN_PHASE(&cm_2l.st.lock_wait_ns, cm_2l_lock_take(id))));
     return cm_2l_acquire();
 }
 
 static cm_status_t cm_2l_lock_release(unsigned id)
 {
-    int home;
-    uint64_t *tail;
-    cm_mcs_qnode_t *q;
-
-    cm_2l_lock_addr(id, &home, &tail, &q);
+    if (cm_2l.nhosts == 1) {
+        cm_2l.st.releases++;
+        cm_2l_mutex_unlock(&cm_2l.locks[id]);
+        return CM_OK;
+    }
     CM_CHECK(cm_2l_release());
-    if (!cm_2l.lz[id].listed) {
-        cm_2l.lz[id].listed     = true;
-        cm_2l.lzq[cm_2l.nlzq++] = id;
-    }
-    return CM_RMA_COUNT_WAITS(&cm_2l.st.waits_lock,
-                              cm_mcs_release_lazy(cm_2l.rma, home, tail, q, &cm_2l.lz[id]));
-}
-
-/* Every lock release not waited for is over before a barrier (cm_cm_locks_resolve). */
-static cm_status_t cm_2l_locks_resolve(void)
-{
-    for (uint32_t i = 0; i < cm_2l.nlzq; i++) {
-        int home;
-        uint64_t *tail;
-        cm_mcs_qnode_t *q;
-
-        cm_2l_lock_addr(cm_2l.lzq[i], &home, &tail, &q);
-        CM_CHECK(cm_mcs_resolve(cm_2l.rma, q, &cm_2l.lz[cm_2l.lzq[i]]));
-        cm_2l.lz[cm_2l.lzq[i]].listed = false;
-    }
-    cm_2l.nlzq = 0;
-    return CM_OK;
+    return CM_RMA_COUNT_WAITS(&cm_2l.st.waits_lock, cm_2l_lock_give(id));
 }
 
 static cm_status_t cm_2l_barrier(void)
 {
     CM_CHECK(cm_2l_release());
-    CM_CHECK(CM_RMA_COUNT_WAITS(&cm_2l.st.waits_lock, cm_2l_locks_resolve()));
     CM_CHECK(CM_RMA_COUNT_WAITS(&cm_2l.st.waits_barrier,
-                                CM_STATS_IN_PHASE(&cm_2l.st.barrier_ns,
-                                                  cm_barrier_wait(&cm_2l.barrier))));
+                                CM_STATS_IN_PHASE(&cm_2l.st.barrier_ns, cm_2l_barrier_wait())));
     cm_2l.st.barriers++;
     return cm_2l_acquire();
 }
@@ -700,18 +662,17 @@ static cm_status_t cm_2l_init(const cm_protocol_ctx_t *ctx)
     CM_CHECK(cm_2l_node_init(ctx));
     bseg = cm_meta_wn_bin_seg(ctx->meta, ctx->meta_base);
     CM_CHECK(cm_wn_bin_init(&cm_2l.bins, cm_2l.rma, &bseg));
-    cm_barrier_init(&cm_2l.barrier, cm_2l.rma,
-                    (uint64_t *)(void *)(cm_2l.meta_base + ctx->meta->barrier_flags));
+    cm_barrier_init_group(&cm_2l.barrier, cm_2l.rma,
+                          (uint64_t *)(void *)(cm_2l.meta_base + ctx->meta->barrier_flags),
+                          ctx->hosts->leader, cm_2l.nhosts, cm_2l.host);
     /* Per page, reserved: committed where used. */
     cm_2l.pte     = cm_mem_reserve(cm_2l.npages * sizeof(*cm_2l.pte));
     cm_2l.wl      = cm_mem_reserve(cm_2l.npages * sizeof(*cm_2l.wl));
     cm_2l.wold    = cm_mem_reserve(cm_2l.npages * sizeof(*cm_2l.wold));
     cm_2l.drained = cm_mem_reserve(cm_2l.npages * sizeof(*cm_2l.drained));
     cm_2l.fetch   = aligned_alloc(64, cm_2l.page_size);
-    cm_2l.lz      = calloc(ctx->meta->nlocks, sizeof(*cm_2l.lz));
-    cm_2l.lzq     = malloc(ctx->meta->nlocks * sizeof(*cm_2l.lzq));
     if (cm_2l.pte == NULL || cm_2l.wl == NULL || cm_2l.wold == NULL || cm_2l.drained == NULL ||
-        cm_2l.fetch == NULL || cm_2l.lz == NULL || cm_2l.lzq == NULL) {
+        cm_2l.fetch == NULL) {
         cm_error("twolevel: out of memory for the state of %" PRIu64 " pages", cm_2l.npages);
         return CM_ERR_NO_MEMORY;
     }
@@ -745,8 +706,6 @@ static void cm_2l_fini(void)
     cm_mem_release(cm_2l.wold, cm_2l.npages * sizeof(*cm_2l.wold));
     cm_mem_release(cm_2l.drained, cm_2l.npages * sizeof(*cm_2l.drained));
     free(cm_2l.fetch);
-    free(cm_2l.lz);
-    free(cm_2l.lzq);
     memset(&cm_2l, 0, sizeof(cm_2l));
 }
 
