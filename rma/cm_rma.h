@@ -95,6 +95,9 @@ typedef struct {
     uint64_t wait_missed;      /* sleeps that outlasted a change of their word: never expected */
     uint64_t wake_bells;       /* doorbells rung for peers their transport cannot wake */
     uint64_t waits;            /* the calling thread's waits on its peers (cm_rma_waits_here) */
+    /* Of the puts, gets, atomics and messages issued, those to processes on other hosts (as the
+     * process manager places them), and their bytes (an atomic counts 8). */
+    uint64_t off_host_ops, off_host_bytes;
 } cm_rma_stats_t;
 
 typedef enum { CM_CMP_EQ, CM_CMP_NE, CM_CMP_GT, CM_CMP_GE, CM_CMP_LT, CM_CMP_LE } cm_rma_cmp_t;

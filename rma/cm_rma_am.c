@@ -88,8 +88,9 @@ cm_status_t cm_rma_am_set_handler(cm_rma_t *rma, unsigned id, cm_rma_am_handler_
     return CM_OK;
 }
 
-static void cm_rma_am_count(cm_rma_t *rma, size_t len)
+static void cm_rma_am_count(cm_rma_t *rma, int pe, size_t len)
 {
+    cm_rma_count_off(rma, pe, len);
     atomic_fetch_add_explicit(&rma->am_sent, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&rma->am_bytes_sent, len, memory_order_relaxed);
 }
@@ -104,7 +105,7 @@ cm_status_t cm_rma_am_send(cm_rma_t *rma, int pe, unsigned id, const void *data,
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     param.flags        = UCP_AM_SEND_FLAG_EAGER;
     ready = cm_rma_delay_begin(rma, pe, len);
-    cm_rma_am_count(rma, len);
+    cm_rma_am_count(rma, pe, len);
     status = cm_rma_req_wait(rma, ucp_am_send_nbx(rma->eps[pe], id, &hdr, sizeof(hdr), data, len,
                                                   &param), "active message", pe);
     cm_rma_bell_ring(rma, pe);
@@ -156,7 +157,7 @@ cm_status_t cm_rma_am_post(cm_rma_t *rma, int pe, unsigned id, const void *data,
     param.flags        = UCP_AM_SEND_FLAG_EAGER;
     param.cb.send      = cm_rma_am_post_done;
     param.user_data    = b;
-    cm_rma_am_count(rma, len);
+    cm_rma_am_count(rma, pe, len);
     req = ucp_am_send_nbx(rma->eps[pe], id, &b->hdr, sizeof(b->hdr), b->data, len, &param);
     if (UCS_PTR_IS_ERR(req)) {
         free(b);

@@ -94,6 +94,7 @@ struct cm_rma {
     int                nsegs;
     bool               all_mapped;
     bool               *shm_peer;   /* per pe: UCX reaches it through shared memory */
+    bool               *same_host;  /* per pe: on this host, as the process manager says */
     bool               shm_known;   /* shm_peer is filled (an ATOMIC segment was mapped) */
 
     cm_rma_progress_t progress_mode;
@@ -397,5 +398,14 @@ CM_RMA_INTERNAL bool cm_rma_peer_am_shm(cm_rma_t *rma, int pe, char *buf, size_t
 /* Does ucp_worker_fence order every operation issued to pe? (cm_rma_ucx.c) */
 bool cm_rma_ucx_fence_orders(cm_rma_t *rma, int pe);
 bool cm_rma_ucx_cpu_atomics(cm_rma_t *rma);
+
+/* An operation or message to pe: counted apart too where pe is on another host. */
+static inline void cm_rma_count_off(cm_rma_t *rma, int pe, size_t len)
+{
+    if (!rma->same_host[pe]) {
+        CM_RMA_COUNT(rma->stats.off_host_ops, 1);
+        CM_RMA_COUNT(rma->stats.off_host_bytes, len);
+    }
+}
 
 #endif

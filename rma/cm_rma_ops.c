@@ -204,6 +204,7 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
         char *remote = seg->rbase[pe] + ((uintptr_t)addr - seg->base);
         if (put) {
             CM_RMA_COUNT(rma->stats.puts, 1);
+            cm_rma_count_off(rma, pe, len);
             CM_RMA_COUNT(rma->stats.bytes_put, len);
             cm_rma_copy_once(remote, local, len);
             if (ready != 0) {
@@ -211,6 +212,7 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
             }
         } else {
             CM_RMA_COUNT(rma->stats.gets, 1);
+            cm_rma_count_off(rma, pe, len);
             CM_RMA_COUNT(rma->stats.bytes_got, len);
             memcpy(local, remote, len);
             if (blocking) {
@@ -226,11 +228,13 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
     }
     if (put) {
         CM_RMA_COUNT(rma->stats.puts, 1);
+        cm_rma_count_off(rma, pe, len);
         CM_RMA_COUNT(rma->stats.bytes_put, len);
         req = ucp_put_nbx(rma->eps[pe], local, len, (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
                           &param);
     } else {
         CM_RMA_COUNT(rma->stats.gets, 1);
+        cm_rma_count_off(rma, pe, len);
         CM_RMA_COUNT(rma->stats.bytes_got, len);
         req = ucp_get_nbx(rma->eps[pe], local, len, (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
                           &param);
@@ -291,6 +295,7 @@ cm_status_t cm_rma_put_u64_nbi(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t v
         cm_rma_delay_defer(rma, pe, ready);
     }
     CM_RMA_COUNT(rma->stats.puts, 1);
+    cm_rma_count_off(rma, pe, sizeof(uint64_t));
     CM_RMA_COUNT(rma->stats.bytes_put, sizeof(uint64_t));
     if ((status = cm_rma_fence_settle(rma, true)) != CM_OK) {
         return status;
@@ -391,6 +396,7 @@ static cm_status_t cm_rma_atomic_fetch(cm_rma_t *rma, ucp_atomic_op_t op, const 
                                                     (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
                                                     &param), what, pe);
     CM_RMA_COUNT(rma->stats.atomics, 1);
+    cm_rma_count_off(rma, pe, sizeof(uint64_t));
     cm_rma_delay_until(rma, ready);
     return status;
 }
@@ -454,6 +460,7 @@ static cm_status_t cm_rma_atomic_nbi(cm_rma_t *rma, ucp_atomic_op_t op, const ch
         cm_rma_delay_defer(rma, pe, ready);
     }
     CM_RMA_COUNT(rma->stats.atomics, 1);
+    cm_rma_count_off(rma, pe, sizeof(uint64_t));
     status = cm_rma_req_release(rma, ucp_atomic_op_nbx(rma->eps[pe], op, operand, 1,
                                                   (uint64_t)(uintptr_t)addr, seg->rkeys[pe],
                                                   &param),
@@ -490,6 +497,7 @@ cm_status_t cm_rma_signal_u64(cm_rma_t *rma, int pe, uint64_t *addr, uint64_t va
      * so it is neither stashed nor counted: no flush of ours waits for it. No fence settles
      * first: nothing orders a signal after the operations issued before it. */
     CM_RMA_COUNT(rma->stats.atomics, 1);
+    cm_rma_count_off(rma, pe, sizeof(uint64_t));
     buf[0]             = value;
     param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
@@ -545,6 +553,7 @@ cm_status_t cm_rma_get_fetch(cm_rma_t *rma, int pe, void *dst, const void *addr,
     }
     ready = cm_rma_delay_begin(rma, pe, len);
     CM_RMA_COUNT(rma->stats.gets, 1);
+    cm_rma_count_off(rma, pe, len);
     CM_RMA_COUNT(rma->stats.bytes_got, len);
     return cm_rma_fetch_issued(rma,
                                ucp_get_nbx(rma->eps[pe], dst, len, (uint64_t)(uintptr_t)addr,
@@ -579,6 +588,7 @@ static cm_status_t cm_rma_atomic_fetch_nb(cm_rma_t *rma, ucp_atomic_op_t op, con
     param.reply_buffer = old;
     ready = cm_rma_delay_begin(rma, pe, sizeof(uint64_t));
     CM_RMA_COUNT(rma->stats.atomics, 1);
+    cm_rma_count_off(rma, pe, sizeof(uint64_t));
     return cm_rma_fetch_issued(rma,
                                ucp_atomic_op_nbx(rma->eps[pe], op, &f->operand, 1,
                                                  (uint64_t)(uintptr_t)addr, seg->rkeys[pe],

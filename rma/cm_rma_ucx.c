@@ -86,15 +86,29 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
     rma->eps        = calloc((size_t)rma->nprocs, sizeof(*rma->eps));
     rma->pending_ns = calloc((size_t)rma->nprocs, sizeof(*rma->pending_ns));
     rma->shm_peer   = calloc((size_t)rma->nprocs, sizeof(*rma->shm_peer));
+    rma->same_host  = calloc((size_t)rma->nprocs, sizeof(*rma->same_host));
     rma->am_last_ns = calloc((size_t)rma->nprocs, sizeof(*rma->am_last_ns));
     rma->am_last_id = calloc((size_t)rma->nprocs, sizeof(*rma->am_last_id));
     rma->watch_fd   = -1;
     rma->app_tid    = (int)syscall(SYS_gettid); /* the thread of cm_init: "the application" */
     if (rma->eps == NULL || rma->pending_ns == NULL || rma->shm_peer == NULL ||
-        rma->am_last_ns == NULL || rma->am_last_id == NULL) {
+        rma->same_host == NULL || rma->am_last_ns == NULL || rma->am_last_id == NULL) {
         cm_error("rma: out of memory");
         status = CM_ERR_NO_MEMORY;
         goto err_free;
+    }
+    {
+        /* Which peers share our host, for the counts of what crosses hosts (no exchange). */
+        int *peers, npeers;
+        status = cm_boot_local_peers(rma->boot, &peers, &npeers);
+        if (status != CM_OK) {
+            goto err_free;
+        }
+        for (int i = 0; i < npeers; i++) {
+            rma->same_host[peers[i]] = true;
+        }
+        rma->same_host[rma->rank] = true;
+        free(peers);
     }
 
     st = ucp_config_read(NULL, NULL, &ucp_config);
@@ -217,6 +231,7 @@ err_free:
     free(rma->am_last_ns);
     free(rma->am_last_id);
     free(rma->shm_peer);
+    free(rma->same_host);
     free(rma->pending_ns);
     free(rma->eps);
     free(rma);
@@ -278,6 +293,7 @@ cm_status_t cm_rma_finalize(cm_rma_t *rma)
     free(rma->am_last_ns);
     free(rma->am_last_id);
     free(rma->shm_peer);
+    free(rma->same_host);
     free(rma->pending_ns);
     free(rma->eps);
     free(rma);

@@ -79,6 +79,8 @@
     _(atomics,            "one-sided atomics issued") \
     _(bytes_put,          "bytes put") \
     _(bytes_got,          "bytes got") \
+    _(off_host_ops,       "of the puts, gets, atomics and messages, those to processes on other hosts (as the process manager places them)") \
+    _(off_host_bytes,     "their bytes (an atomic counts 8)") \
     _(wait_blocks,        "waits that slept until woken (CM_WAIT)") \
     _(wait_missed,        "sleeps that outlasted a change of their word (never expected)") \
     _(wake_bells,         "doorbells rung: messages to peers their transport could not wake (shared memory across network namespaces)") \
@@ -91,6 +93,7 @@
     _(waits_lock,         "of those, for the lock itself (queue, grant)") \
     _(waits_barrier,      "of those, in barriers' rounds") \
     _(peak_rss_bytes,     "the process's peak resident memory (getrusage): its data, the program and the runtime's metadata") \
+    _(shared_resident_bytes, "the shared region's memory this process's file holds at the end: its copies of pages (two levels: the host's copy at its leader, with the host's twins; the others' 0)") \
     _(intervals,          "TreadMarks: intervals created here") \
     _(twins,              "twins made (TreadMarks; two levels: of the host's copy, by this process)") \
     _(scan_written,       "TreadMarks scan: writable pages found written at an interval end") \

@@ -19,6 +19,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 static void cm_api_require(const char *fn)
 {
@@ -245,7 +246,14 @@ void cm_stats_stop(void)
 
 void cm_rt_stats_take(cm_stats_t *st)
 {
+    struct stat fs;
+
     cm_rt.proto->stats(st);
+    /* The shared region's memory this process's file holds (the protocol adds what else of
+     * the region it keeps where only it counts it, such as a host's twins). */
+    if (fstat(cm_rma_seg_fd(cm_rt.shared_seg), &fs) == 0) {
+        st->shared_resident_bytes += (uint64_t)fs.st_blocks * 512;
+    }
     st->sleeps      = cm_rt.sleep.sleeps - cm_rt.sleep_base[0];
     st->sleep_wakes = cm_rt.sleep.wakes - cm_rt.sleep_base[1];
 }

@@ -7,7 +7,8 @@
 #     PARMACS-style programs at 4; nothing crosses a host, so no page is got or diffed;
 #   - a rank that dies (killed, or killed holding a lock): the job ends within seconds, the
 #     launcher's line names it once;
-#   - two hosts (tests/cluster.sh): every litmus case at 1+1, 2+2 and 3+1, with pages got from
+#   - two hosts (tests/cluster.sh): every litmus case at 1+1, 2+2 and 3+1 (and 2+2 without a
+#     progress thread: waits on the host's memory then progress the worker), with pages got from
 #     homes, outgoing and incoming diffs counted, and, where a host runs several processes,
 #     faults that map what another process of the host brought in (no get); the apps at 2+2.
 . "$top_srcdir/tests/lib.sh"
@@ -73,6 +74,9 @@ for spec in 1,1 2,2 3,1; do
         [ "${v:-0}" -gt 0 ] || fail "no fault mapped the host's copy as it was"
     fi
 done
+note "two hosts, 2+2, no progress thread: the host's waits keep the worker going themselves"
+cluster_run 2,2 CM_PROTOCOL=twolevel CM_PROGRESS_THREAD=off "$MP/mp_litmus" all --iters 20
+expect_out "^litmus all: OK$"
 note "two hosts, 2+2: the apps at test size"
 for app in sor gauss fft water mgrid em3d mp3d appbt sor_l; do
     cluster_run 2,2 CM_PROTOCOL=twolevel CM_APPS_DIR="$top_builddir/apps" "$app" --size test

@@ -75,6 +75,8 @@ static void tm_stats(cm_stats_t *s)
     s->atomics   = r.atomics;
     s->bytes_put = r.bytes_put;
     s->bytes_got = r.bytes_got;
+    s->off_host_ops = r.off_host_ops;
+    s->off_host_bytes = r.off_host_bytes;
     s->wait_blocks = r.wait_blocks;
     s->wait_missed = r.wait_missed;
     s->wake_bells  = r.wake_bells;

@@ -95,6 +95,7 @@ typedef struct {
     uint64_t     *bin_head, *bin_ovf;  /* per sender: the host's consumed index and overflows seen */
     cm_2l_lock_t *locks;
     char         *twins;
+    int          twins_fd;             /* (its blocks: the twins' memory) */
     size_t       node_len;
     /* Ours. */
     uint8_t  *pte;
@@ -127,6 +128,8 @@ static inline int cm_2l_home(uint64_t p)
 /* ---- the host's memory (cm_2l_node.c) ---- */
 cm_status_t cm_2l_node_init(const cm_protocol_ctx_t *ctx);
 void cm_2l_node_fini(void);
+/* Bytes of the host's twins in memory. */
+uint64_t cm_2l_node_resident(void);
 /* After a barrier: every process of the host mapped the memory its leader stamped. */
 cm_status_t cm_2l_node_check(void);
 /* A lock word of the host's memory: spin, then sleep on a futex (shared between processes). */
@@ -146,6 +149,18 @@ static inline void cm_2l_state_set(uint64_t p, uint32_t set, uint32_t clear)
                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
     }
 }
+/*
+ * Whether a wait on the host's memory must keep this process's worker going itself: peers
+ * reached through UCX's sends (not mapped here) and no progress thread (CM_PROGRESS_THREAD=off)
+ * to serve their operations on us while we sleep. Such a wait polls and progresses instead of
+ * sleeping: a process of host b waited in its release's flush for a put to a process of host a
+ * asleep at the host's barrier (stress, litmus restore, 2+1 processes, thread off).
+ */
+static inline bool cm_2l_must_progress(void)
+{
+    return !cm_rma_progress_thread_running(cm_2l.rma) && !cm_rma_all_mapped(cm_2l.rma);
+}
+
 /* ---- locks and barriers (cm_2l_sync.c) ---- */
 bool cm_2l_mutex_trylock(cm_2l_lock_t *l);
 void cm_2l_mutex_unlock(cm_2l_lock_t *l);

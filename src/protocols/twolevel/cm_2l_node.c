@@ -13,8 +13,10 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -54,7 +56,7 @@ cm_status_t cm_2l_node_init(const cm_protocol_ctx_t *ctx)
     cm_2l.pages    = (cm_2l_page_t *)(void *)((char *)map + pages);
     cm_2l.locks    = (cm_2l_lock_t *)(void *)((char *)map + locks);
     status = cm_rma_node_map(ctx->rma, ctx->hosts, NULL, ctx->size, "cm twolevel twins", &map,
-                             NULL);
+                             &cm_2l.twins_fd);
     if (status != CM_OK) {
         munmap(cm_2l.hdr, cm_2l.node_len);
         cm_2l.hdr = NULL;
@@ -79,6 +81,13 @@ cm_status_t cm_2l_node_check(void)
     return CM_OK;
 }
 
+uint64_t cm_2l_node_resident(void)
+{
+    struct stat st;
+    return (cm_2l.twins_fd >= 0 && fstat(cm_2l.twins_fd, &st) == 0) ? (uint64_t)st.st_blocks * 512
+                                                                     : 0;
+}
+
 void cm_2l_node_fini(void)
 {
     if (cm_2l.hdr != NULL) {
@@ -88,6 +97,10 @@ void cm_2l_node_fini(void)
     if (cm_2l.twins != NULL) {
         munmap(cm_2l.twins, cm_2l.npages << cm_2l.shift);
         cm_2l.twins = NULL;
+    }
+    if (cm_2l.twins_fd >= 0) {
+        close(cm_2l.twins_fd);
+        cm_2l.twins_fd = -1;
     }
 }
 
@@ -117,6 +130,12 @@ static void cm_2l_bit_lock(uint32_t *word)
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
 #endif
+            s = __atomic_load_n(word, __ATOMIC_RELAXED);
+            continue;
+        }
+        if (cm_2l_must_progress()) {
+            cm_rma_progress(cm_2l.rma);
+            sched_yield();
             s = __atomic_load_n(word, __ATOMIC_RELAXED);
             continue;
         }

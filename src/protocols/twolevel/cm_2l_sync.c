@@ -64,7 +64,12 @@ void cm_2l_wait_change(uint32_t *word, uint32_t old)
         cm_2l_pause(spin);
     }
     while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == old) {
-        cm_2l_futex_wait(word, old);
+        if (cm_2l_must_progress()) {
+            cm_rma_progress(cm_2l.rma);
+            sched_yield();
+        } else {
+            cm_2l_futex_wait(word, old);
+        }
     }
 }
 
@@ -93,7 +98,12 @@ static void cm_2l_mutex_lock(cm_2l_lock_t *l)
         cm_2l_pause(spin);
     }
     while (__atomic_exchange_n(&l->m, 2, __ATOMIC_ACQUIRE) != 0) {
-        cm_2l_futex_wait(&l->m, 2);
+        if (cm_2l_must_progress()) {
+            cm_rma_progress(cm_2l.rma);
+            sched_yield();
+        } else {
+            cm_2l_futex_wait(&l->m, 2);
+        }
     }
 out:
     __atomic_fetch_sub(&l->waiters, 1, __ATOMIC_ACQ_REL);

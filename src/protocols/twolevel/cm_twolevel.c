@@ -553,12 +553,17 @@ static void cm_2l_stats(cm_stats_t *s)
     s->atomics        = r.atomics;
     s->bytes_put      = r.bytes_put;
     s->bytes_got      = r.bytes_got;
+    s->off_host_ops = r.off_host_ops;
+    s->off_host_bytes = r.off_host_bytes;
     s->wait_blocks    = r.wait_blocks;
     s->wait_missed    = r.wait_missed;
     s->wake_bells     = r.wake_bells;
     s->waits          = r.waits;
     s->msgs           = r.am_sent;
     s->msg_bytes      = r.am_bytes_sent;
+    if (cm_2l.rank == cm_2l.leader) {
+        s->shared_resident_bytes = cm_2l_node_resident(); /* the twins (the copy: the runtime) */
+    }
 }
 
 static void cm_2l_stats_reset(void)
@@ -636,6 +641,7 @@ static cm_status_t cm_2l_init(const cm_protocol_ctx_t *ctx)
     cm_wn_bin_seg_t bseg;
 
     memset(&cm_2l, 0, sizeof(cm_2l));
+    cm_2l.twins_fd   = -1;
     cm_2l.rank       = ctx->rank;
     cm_2l.nprocs     = ctx->nprocs;
     cm_2l.rma        = ctx->rma;
