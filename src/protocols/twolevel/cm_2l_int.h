@@ -72,6 +72,11 @@ typedef struct {
 #define CM_2L_RW    2u
 #define CM_2L_PROT  3u
 #define CM_2L_WL    4u
+#define CM_2L_IDLE1 8u   /* releases in a row that found the page unchanged: 1 (bits 3-4) */
+#define CM_2L_IDLE  0x18u
+/* Unchanged releases before a writable page homed elsewhere is protected again (a program
+ * that stores the same values, SOR's zeros, would fault at every phase otherwise). */
+#define CM_2L_IDLE_MAX 3u
 
 typedef struct {
     int      rank, nprocs;
@@ -171,6 +176,14 @@ void cm_2l_wait_change(uint32_t *word, uint32_t old);
 
 /* Queues a self-notice of page p for the host's next acquire (the page's lock held). */
 void cm_2l_self_notice(uint64_t p);
+
+/* ---- outgoing diffs to homes over TCP, in one message per home (cm_2l_batch.c) ---- */
+cm_status_t cm_2l_batch_init(void);
+void cm_2l_batch_fini(void);
+bool cm_2l_batched(int pe);
+cm_status_t cm_2l_batch_append(int pe, uint64_t off, const char *src, size_t len);
+/* Sends every home's last batch with a request for an acknowledgement, waits for them. */
+cm_status_t cm_2l_batch_complete(void);
 
 /* ---- diffs (cm_2l_diff.c): byte-exact, so that words shared across hosts stay right ---- */
 /* Incoming: where got differs from twin, into copy and twin; without a twin, got is the copy.

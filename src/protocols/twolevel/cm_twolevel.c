@@ -185,6 +185,10 @@ static cm_status_t cm_2l_put_run(size_t off, size_t len, void *arg)
     const cm_2l_put_t *at = arg;
 
     cm_2l.st.forwarded_puts++;
+    if (cm_2l_batched(at->rank)) {
+        return cm_2l_batch_append(at->rank, at->page_off + off, cm_2l.twins + at->page_off + off,
+                                  len);
+    }
     /* From the twin, which holds these bytes until the flush (the page's lock is ours). */
     return cm_rma_put_nbi(cm_2l.rma, at->rank, cm_2l.net + at->page_off + off,
                           cm_2l.twins + at->page_off + off, len);
@@ -254,7 +258,8 @@ static cm_status_t cm_2l_release_in(void)
             flag[i] |= CM_2L_R_WRITE;
         }
     }
-    /* One wait: the diffs at the homes, the WRITEs' words here. */
+    /* One wait: the diffs at the homes (puts, or batches acknowledged), the WRITEs' words. */
+    CM_CHECK(cm_2l_batch_complete());
     CM_CHECK(cm_rma_flush_all(cm_2l.rma));
     for (uint64_t i = 0; i < cm_2l.nwl; i++) {
         uint64_t p = cm_2l.wl[i], me = 1ull << cm_2l.host;
@@ -288,12 +293,22 @@ static cm_status_t cm_2l_release_in(void)
         if (flag[i] & CM_2L_R_LOCKED) {
             cm_2l_page_unlock(p); /* only now (EARLY_UNLOCK) */
         }
-        /* Stays listed while writable here and still written (a copy that did not change
-         * since the last release is protected again, so that its next store faults). */
+        /* Stays listed while writable here and still written (a copy homed elsewhere that did
+         * not change at CM_2L_IDLE_MAX releases in a row is protected again, so that its next
+         * store faults). */
+        if (flag[i] & CM_2L_R_CHANGED) {
+            cm_2l.pte[p] &= (uint8_t)~CM_2L_IDLE;
+        } else if (prot == CM_2L_RW && cm_2l_home(p) != cm_2l.host &&
+                   ((cm_2l.pte[p] & CM_2L_IDLE) >> 3) + 1 < CM_2L_IDLE_MAX) {
+            cm_2l.pte[p] = (uint8_t)(cm_2l.pte[p] + CM_2L_IDLE1);
+            cm_2l.wl[kept++] = (uint32_t)p;
+            continue;
+        }
         if (prot == CM_2L_RW && (cm_2l_home(p) == cm_2l.host || (flag[i] & CM_2L_R_CHANGED))) {
             cm_2l.wl[kept++] = (uint32_t)p;
             continue;
         }
+        cm_2l.pte[p] &= (uint8_t)~CM_2L_IDLE;
         if (prot == CM_2L_RW) {
             CM_CHECK(cm_2l_protect(p, CM_2L_RO));
         }
@@ -666,6 +681,7 @@ static cm_status_t cm_2l_init(const cm_protocol_ctx_t *ctx)
     }
     CM_CHECK(cm_2l_map_views(ctx));
     CM_CHECK(cm_2l_node_init(ctx));
+    CM_CHECK(cm_2l_batch_init());
     bseg = cm_meta_wn_bin_seg(ctx->meta, ctx->meta_base);
     CM_CHECK(cm_wn_bin_init(&cm_2l.bins, cm_2l.rma, &bseg));
     cm_barrier_init_group(&cm_2l.barrier, cm_2l.rma,
@@ -703,6 +719,7 @@ static cm_status_t cm_2l_init(const cm_protocol_ctx_t *ctx)
 static void cm_2l_fini(void)
 {
     cm_wn_bin_fini(&cm_2l.bins);
+    cm_2l_batch_fini();
     cm_2l_node_fini();
     if (cm_2l.rank != cm_2l.leader && cm_2l.node != NULL) {
         munmap(cm_2l.node, cm_2l.npages << cm_2l.shift);
