@@ -698,11 +698,8 @@ static cm_status_t cm_2l_init(const cm_protocol_ctx_t *ctx)
         cm_error("twolevel: out of memory for the state of %" PRIu64 " pages", cm_2l.npages);
         return CM_ERR_NO_MEMORY;
     }
-    if (cm_2l.nhosts == 1) {
-        for (uint64_t p = 0; p < cm_2l.npages; p++) {
-            cm_2l.pte[p] = CM_2L_RW;
-        }
-    }
+    /* (A host alone maps every page writable and never faults: its page table stays
+     * untouched, not a byte per page of the region.) */
     /* Every process of the host has mapped the host's memory: check it is the leader's. */
     CM_CHECK(cm_rma_barrier(cm_2l.rma));
     CM_CHECK(cm_2l_node_check());
