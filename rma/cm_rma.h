@@ -210,8 +210,8 @@ int cm_rma_nprocs(const cm_rma_t *rma);
 
 /*
  * Hosts (issue 46): the ranks the process manager puts on one host (PMIX_LOCAL_PEERS), each
- * checked to run under the same kernel and the same /proc as the host's first rank (else the
- * job ends with one line: they could not share memory). Hosts are numbered in the order of
+ * checked to run under the same kernel and in the same PID namespace as the host's first rank
+ * (else the job ends with one line: they could not open each other's memory files). Hosts are numbered in the order of
  * their lowest ranks, the host's leader. Collective (one exchange through the process manager).
  */
 typedef struct {

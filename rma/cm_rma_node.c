@@ -21,11 +21,12 @@
 #include <unistd.h>
 
 /* What a process says of the machine it runs on: memory files of another process can be
- * mapped through /proc only within one kernel (boot id) and one view of /proc (PID and mount
- * namespaces). */
+ * opened through /proc/<pid>/fd only within one kernel (boot id) and one PID namespace (a
+ * mount namespace of its own does not matter: two namespace hosts sharing a kernel, which the
+ * launcher takes for one node, share memory so; tests/mp/test_onekernel.sh). */
 typedef struct {
     char     boot_id[40];
-    uint64_t pid_ns, mnt_ns;
+    uint64_t pid_ns;
     char     hostname[64];
     int32_t  launcher_leader; /* the lowest rank the process manager put on our host */
     int32_t  pid;
@@ -50,7 +51,6 @@ static void cm_rma_node_id_self(cm_rma_node_id_t *id)
         fclose(f);
     }
     id->pid_ns = cm_rma_ns_inode("/proc/self/ns/pid");
-    id->mnt_ns = cm_rma_ns_inode("/proc/self/ns/mnt");
     if (gethostname(id->hostname, sizeof(id->hostname) - 1) != 0) {
         snprintf(id->hostname, sizeof(id->hostname), "?");
     }
@@ -59,7 +59,7 @@ static void cm_rma_node_id_self(cm_rma_node_id_t *id)
 
 static bool cm_rma_node_id_same(const cm_rma_node_id_t *a, const cm_rma_node_id_t *b)
 {
-    return strcmp(a->boot_id, b->boot_id) == 0 && a->pid_ns == b->pid_ns && a->mnt_ns == b->mnt_ns;
+    return strcmp(a->boot_id, b->boot_id) == 0 && a->pid_ns == b->pid_ns;
 }
 
 void cm_rma_hosts_free(cm_rma_hosts_t *h)
@@ -144,11 +144,10 @@ cm_status_t cm_rma_hosts_init(cm_rma_t *rma, cm_rma_hosts_t *h)
         /* Every rank finds it; the host's leader says it, once (cm_init waits for its abort). */
         if (!cm_rma_node_id_same(&ids[r], &ids[l])) {
             cm_log((rma->rank == l) ? CM_LOG_ERROR : CM_LOG_DEBUG,"ranks %d and %d are on one host by the process manager's word, but not by "
-                     "their own: %s (boot %.8s, PID namespace %" PRIu64 ", mount namespace "
-                     "%" PRIu64 ") against %s (boot %.8s, %" PRIu64 ", %" PRIu64 "); they cannot "
-                     "share memory: launch them as separate hosts", l, r, ids[l].hostname,
-                     ids[l].boot_id, ids[l].pid_ns, ids[l].mnt_ns, ids[r].hostname,
-                     ids[r].boot_id, ids[r].pid_ns, ids[r].mnt_ns);
+                     "their own: %s (boot %.8s, PID namespace %" PRIu64 ") against %s (boot %.8s, "
+                     "PID namespace %" PRIu64 "); they cannot share memory: launch them as "
+                     "separate hosts", l, r, ids[l].hostname, ids[l].boot_id, ids[l].pid_ns,
+                     ids[r].hostname, ids[r].boot_id, ids[r].pid_ns);
             status = CM_ERR_BOOTSTRAP;
             goto err;
         }
