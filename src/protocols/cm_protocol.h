@@ -64,6 +64,19 @@ typedef struct {
     cm_status_t (*restore_view)(void);
 } cm_protocol_t;
 
+/*
+ * The one-sided layer's counters since base (a statistics reset) into the members of s every
+ * protocol reports alike (operations, bytes, what crossed hosts, waits); *since (if not NULL)
+ * gets them all, for a protocol's own (its messages).
+ */
+void cm_protocol_stats_rma(cm_rma_t *rma, const cm_rma_stats_t *base, cm_stats_t *s,
+                           cm_rma_stats_t *since);
+
+/* A protocol event (a release, an acquire): its operations issued under one hold of the worker
+ * (cm_rma_hold_begin), its waits and time counted in *waits and *ns. */
+cm_status_t cm_protocol_event(cm_rma_t *rma, cm_status_t (*fn)(void), uint64_t *waits,
+                              uint64_t *ns);
+
 extern const cm_protocol_t cm_protocol_cashmere;
 extern const cm_protocol_t cm_protocol_treadmarks;
 extern const cm_protocol_t cm_protocol_none;

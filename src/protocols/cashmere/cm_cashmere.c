@@ -550,12 +550,7 @@ static cm_status_t cm_cm_release_in(void)
  * (cm_rma_hold_begin), its waits and time counted. */
 static cm_status_t cm_cm_event(cm_status_t (*fn)(void), uint64_t *waits, uint64_t *ns)
 {
-    cm_status_t status;
-
-    cm_rma_hold_begin(cm_cm.rma);
-    status = CM_RMA_COUNT_WAITS(waits, CM_STATS_IN_PHASE(ns, fn()));
-    cm_rma_hold_end(cm_cm.rma);
-    return status;
+    return cm_protocol_event(cm_cm.rma, fn, waits, ns);
 }
 
 static cm_status_t cm_cm_release(void)
@@ -764,8 +759,7 @@ static void cm_cm_stats(cm_stats_t *s)
     cm_rma_stats_t r;
 
     *s = cm_cm.st;
-    cm_rma_get_stats(cm_cm.rma, &r);
-    cm_rma_stats_since(&r, &cm_cm.rma_base);
+    cm_protocol_stats_rma(cm_cm.rma, &cm_cm.rma_base, s, &r);
     s->total_ns           = cm_time_ns() - cm_cm.t_start;
     s->dir_updates        = cm_cm.dir.updates;
     s->home_joins         = cm_cm.dir.home_joins;
@@ -774,17 +768,6 @@ static void cm_cm_stats(cm_stats_t *s)
     s->notices_suppressed = cm_cm.wn.suppressed;
     s->notices_drained    = cm_cm.wn.drained + cm_cm.bins.drained;
     s->ring_overflows     = cm_cm.wn.overflows + cm_cm.bins.overflows;
-    s->puts               = r.puts;
-    s->gets               = r.gets;
-    s->atomics            = r.atomics;
-    s->bytes_put          = r.bytes_put;
-    s->bytes_got          = r.bytes_got;
-    s->off_host_ops = r.off_host_ops;
-    s->off_host_bytes = r.off_host_bytes;
-    s->wait_blocks        = r.wait_blocks;
-    s->wait_missed        = r.wait_missed;
-    s->wake_bells         = r.wake_bells;
-    s->waits              = r.waits;
     s->msgs               = r.am_sent; /* write-through batches and their acknowledgements */
     s->msg_bytes          = r.am_bytes_sent;
     if (cm_cm.write->ops->stats != NULL) {

@@ -62,25 +62,11 @@ static cm_status_t tm_init_done(void)
 
 static void tm_stats(cm_stats_t *s)
 {
-    cm_rma_stats_t r;
-
     cm_tmk_mu_lock();
     *s = cm_tmk.st;
     cm_tmk_mu_unlock();
-    cm_rma_get_stats(cm_tmk.rma, &r);
-    cm_rma_stats_since(&r, &cm_tmk.rma_base);
-    s->total_ns  = cm_time_ns() - cm_tmk.t_start;
-    s->puts      = r.puts;
-    s->gets      = r.gets;
-    s->atomics   = r.atomics;
-    s->bytes_put = r.bytes_put;
-    s->bytes_got = r.bytes_got;
-    s->off_host_ops = r.off_host_ops;
-    s->off_host_bytes = r.off_host_bytes;
-    s->wait_blocks = r.wait_blocks;
-    s->wait_missed = r.wait_missed;
-    s->wake_bells  = r.wake_bells;
-    s->waits       = r.waits;
+    cm_protocol_stats_rma(cm_tmk.rma, &cm_tmk.rma_base, s, NULL);
+    s->total_ns = cm_time_ns() - cm_tmk.t_start;
 }
 
 static void tm_stats_reset(void)

@@ -489,24 +489,14 @@ static cm_status_t cm_2l_acquire_in(void)
     return cm_wn_bin_commit(&cm_2l.bins);
 }
 
-static cm_status_t cm_2l_event(cm_status_t (*fn)(void), uint64_t *waits, uint64_t *ns)
-{
-    cm_status_t status;
-
-    cm_rma_hold_begin(cm_2l.rma);
-    status = CM_RMA_COUNT_WAITS(waits, CM_STATS_IN_PHASE(ns, fn()));
-    cm_rma_hold_end(cm_2l.rma);
-    return status;
-}
-
 static cm_status_t cm_2l_release(void)
 {
-    return cm_2l_event(cm_2l_release_in, &cm_2l.st.waits_release, &cm_2l.st.release_ns);
+    return cm_protocol_event(cm_2l.rma, cm_2l_release_in, &cm_2l.st.waits_release, &cm_2l.st.release_ns);
 }
 
 static cm_status_t cm_2l_acquire(void)
 {
-    return cm_2l_event(cm_2l_acquire_in, &cm_2l.st.waits_acquire, &cm_2l.st.acquire_ns);
+    return cm_protocol_event(cm_2l.rma, cm_2l_acquire_in, &cm_2l.st.waits_acquire, &cm_2l.st.acquire_ns);
 }
 
 /* ---- locks and barriers (cm_2l_sync.c: inside the host, then between hosts) ---- */
@@ -558,22 +548,10 @@ static void cm_2l_stats(cm_stats_t *s)
     cm_rma_stats_t r;
 
     *s = cm_2l.st;
-    cm_rma_get_stats(cm_2l.rma, &r);
-    cm_rma_stats_since(&r, &cm_2l.rma_base);
+    cm_protocol_stats_rma(cm_2l.rma, &cm_2l.rma_base, s, &r);
     s->total_ns       = cm_time_ns() - cm_2l.t_start;
     s->notices_posted = cm_2l.bins.posted;
     s->ring_overflows += cm_2l.bins.overflows;
-    s->puts           = r.puts;
-    s->gets           = r.gets;
-    s->atomics        = r.atomics;
-    s->bytes_put      = r.bytes_put;
-    s->bytes_got      = r.bytes_got;
-    s->off_host_ops = r.off_host_ops;
-    s->off_host_bytes = r.off_host_bytes;
-    s->wait_blocks    = r.wait_blocks;
-    s->wait_missed    = r.wait_missed;
-    s->wake_bells     = r.wake_bells;
-    s->waits          = r.waits;
     s->msgs           = r.am_sent;
     s->msg_bytes      = r.am_bytes_sent;
     if (cm_2l.rank == cm_2l.leader) {
