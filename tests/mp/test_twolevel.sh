@@ -6,7 +6,8 @@
 #     (the host's copy needs no transport), the nine apps at 4, the TreadMarks-style and
 #     PARMACS-style programs at 4; nothing crosses a host, so no page is got or diffed;
 #   - a rank that dies (killed, or killed holding a lock): the job ends within seconds, the
-#     launcher's line names it once;
+#     launcher's line names it once, and nothing is left in /dev/shm (the host's memory is in
+#     memory files with no name: a later job can neither find nor reuse it);
 #   - two hosts (tests/cluster.sh): every litmus case at 1+1, 2+2 and 3+1 (and 2+2 without a
 #     progress thread: waits on the host's memory then progress the worker), with pages got from
 #     homes, outgoing and incoming diffs counted, and, where a host runs several processes,
@@ -46,6 +47,8 @@ expect_ok "$CMRUN" -n 4 "$C/p_sync" 4
 expect_out "^p_sync: relay 6 \(expected 6\), 0 bad tasks/queue: OK$"
 
 note "a rank of the host killed (kill -9), mid-run and holding a lock: the job ends within seconds"
+note "and leaves no shared segment behind (the host's memory is in files with no name)"
+shm_before=$(ls -A /dev/shm 2>/dev/null | sort)
 for mode in die-kill die-kill-lock; do
     start=$SECONDS
     run 60 "$CMRUN" -n 3 "$MP/mp_init" $mode
@@ -54,6 +57,8 @@ for mode in die-kill die-kill-lock; do
     [ "$(count_out "^cmrun: error: rank 1 \\(pid [0-9]+\\) (died without a word of its own|was killed by signal 9)")" -eq 1 ] ||
         fail "$mode: not one line naming rank 1"
 done
+left=$(comm -13 <(echo "$shm_before") <(ls -A /dev/shm 2>/dev/null | sort))
+[ -z "$left" ] || fail "killed jobs left in /dev/shm: $(echo $left)"
 
 . "$top_srcdir/tests/cluster.sh"
 why=$(netns_probe) || { echo "SKIP (part): the two-host fixture: $why"; echo PASS; exit 0; }
