@@ -37,6 +37,9 @@ if ! command -v spin >/dev/null 2>&1; then
     exit 77
 fi
 CC=${CC:-cc}
+# The lowest priority: under make -j check the searches run on what the other tests leave
+# idle (tests/one_at_a_time.sh); alone, they get the whole machine as before.
+chrt --idle -p 0 $$ >/dev/null 2>&1 || renice -n 19 -p $$ >/dev/null 2>&1 || :
 work=${keep:-$(mktemp -d)}
 mkdir -p "$work"
 [ -n "$keep" ] || trap 'rm -rf "$work"' EXIT
@@ -55,7 +58,12 @@ quick=" cas-unsafe-wait cas-safe-wait mcs-unsafe-wait mcs-safe-wait
         wake-bell-arm-first wake-bell-seen-late wake-sleep wake-sleep-wake-first
         wake-sleep-nap-late wake-sleep-no-flush
         twolevel-outgoing_keep_twin twolevel-early_unlock twolevel-no_leave twolevel-no_self
-        twolevel-drop_writes twolevel-incoming_copy "
+        twolevel-drop_writes twolevel-incoming_copy twolevel-incoming_keep_twin
+        twolevel-no_drain_wait twolevel-ignore_wn "
+# Verifiers that try the processes in reverse order (pan's -DREVERSE): the two-level mutations
+# whose counterexample the default order finds after 10-50 M states find it within 0.5 M.
+# (A counterexample is one whatever the order; the passing searches keep the default order.)
+reverse=" twolevel-incoming_keep_twin twolevel-no_drain_wait twolevel-ignore_wn "
 # Searched exhaustively only with --full; else their verifiers serve probes.
 [ "$full" = 1 ] || quick="$quick cas-safe mcs-unsafe add-unsafe"
 quick=" $(echo $quick) "   # one space between names
@@ -65,6 +73,7 @@ build() {
     local name=$1 model=$2 dir="$work/$1" opt=-O2
     shift 2
     case $quick in *" $name "*) opt=-O0 ;; esac
+    case $reverse in *" $name "*) opt="$opt -DREVERSE" ;; esac
     mkdir -p "$dir"
     cp "$here"/*.pml "$dir/"   # a model may include another (cashmere.pml: dir_add.pml)
     (
@@ -231,7 +240,7 @@ throttle; build wake-sleep-nap-late wake.pml -DSLEEP -DNAP_LATE &
 throttle; build wake-sleep-no-flush wake.pml -DSLEEP -DNO_FLUSH &
 # The two-level protocol (issue 46, twolevel.pml): two hosts of two processes, one page. Its
 # three programs pass (the counters' 67 M states, 3.9 GB, 104 s); each broken ordering fails in
-# the program that exercises it (the first three search 9-43 M states first).
+# the program that exercises it (within 0.5 M states, the first three in reverse order).
 for prog in 0 1 2; do
     throttle; build "twolevel-$prog" twolevel.pml -DPROG=$prog &
 done
@@ -252,13 +261,6 @@ done
 slow="refetch-snap-late cas-old-order mcs-old-order"
 for name in $slow; do
     throttle; check "$name" "$name" "fail:$stale" &
-done
-# A stale read under a lock, a process's own write read back lost, or a released write
-# missing from the master at the end.
-twolevel_stale='assertion violated \((v==ghost|v==mine|\(home)'
-for m in INCOMING_KEEP_TWIN NO_DRAIN_WAIT IGNORE_WN; do
-    slow="$slow twolevel-${m,,}"
-    throttle; check "twolevel-${m,,}" "twolevel-${m,,}" "fail:$twolevel_stale" &
 done
 wait
 
@@ -303,7 +305,11 @@ done
 # self-notice drained (5), the master written while host 1 gets it (6), an outgoing diff
 # that carries another local process's write (7), a release of a page whose mapping its
 # acquire dropped (8).
-for m in OUTGOING_KEEP_TWIN EARLY_UNLOCK NO_LEAVE NO_SELF DROP_WRITES INCOMING_COPY; do
+# A stale read under a lock, a process's own write read back lost, or a released write
+# missing from the master at the end.
+twolevel_stale='assertion violated \((v==ghost|v==mine|\(home)'
+for m in INCOMING_KEEP_TWIN NO_DRAIN_WAIT IGNORE_WN OUTGOING_KEEP_TWIN EARLY_UNLOCK NO_LEAVE \
+         NO_SELF DROP_WRITES INCOMING_COPY; do
     check "twolevel-${m,,}" "twolevel-${m,,}" "fail:$twolevel_stale"
 done
 for p in 1 2 3 4 5 6 7 8; do
