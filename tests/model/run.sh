@@ -59,7 +59,7 @@ quick=" cas-unsafe-wait cas-safe-wait mcs-unsafe-wait mcs-safe-wait
         wake-sleep-nap-late wake-sleep-no-flush
         twolevel-outgoing_keep_twin twolevel-early_unlock twolevel-no_leave twolevel-no_self
         twolevel-drop_writes twolevel-incoming_copy twolevel-incoming_keep_twin
-        twolevel-no_drain_wait twolevel-ignore_wn "
+        twolevel-no_drain_wait twolevel-ignore_wn twolevel-ft_no_copy twolevel-ft_no_wait "
 # Verifiers that try the processes in reverse order (pan's -DREVERSE): the two-level mutations
 # whose counterexample the default order finds after 10-50 M states find it within 0.5 M.
 # (A counterexample is one whatever the order; the passing searches keep the default order.)
@@ -244,6 +244,14 @@ throttle; build wake-sleep-no-flush wake.pml -DSLEEP -DNO_FLUSH &
 for prog in 0 1 2; do
     throttle; build "twolevel-$prog" twolevel.pml -DPROG=$prog &
 done
+# First touch per host (FIRST_TOUCH): the first join claims the home, BUSY while it copies the
+# page in from the old home. A program where host 0's processes and host 1's work on the two
+# words under two locks at once (0.5 M states); a claimer that does not copy, and a joiner that
+# does not wait for BUSY, read stale words.
+throttle; build twolevel-ft twolevel.pml -DPROG=3 -DFIRST_TOUCH &
+for n in FT_NO_COPY FT_NO_WAIT; do
+    throttle; build "twolevel-${n,,}" twolevel.pml -DPROG=3 -DFIRST_TOUCH "-D$n" &
+done
 twolevel_mut="0:INCOMING_KEEP_TWIN 0:NO_DRAIN_WAIT 0:IGNORE_WN 0:OUTGOING_KEEP_TWIN
               0:EARLY_UNLOCK 0:NO_LEAVE 1:NO_SELF 2:DROP_WRITES 2:INCOMING_COPY"
 for m in $twolevel_mut; do
@@ -252,7 +260,7 @@ for m in $twolevel_mut; do
 done
 wait
 mechs="mech-line mech-mapped mech-offload mech-line-offload refetch-small refetch-add
-       twolevel-0 twolevel-1 twolevel-2"
+       twolevel-0 twolevel-1 twolevel-2 twolevel-ft"
 [ "$full" = 1 ] && mechs="$mechs refetch-safe refetch-two"
 for name in $big $mechs; do
     throttle; check "$name" "$name" pass &
@@ -307,9 +315,9 @@ done
 # acquire dropped (8).
 # A stale read under a lock, a process's own write read back lost, or a released write
 # missing from the master at the end.
-twolevel_stale='assertion violated \((v==ghost|v==mine|\(home)'
+twolevel_stale='assertion violated \((v==ghost|v==mine|\(cp)'
 for m in INCOMING_KEEP_TWIN NO_DRAIN_WAIT IGNORE_WN OUTGOING_KEEP_TWIN EARLY_UNLOCK NO_LEAVE \
-         NO_SELF DROP_WRITES INCOMING_COPY; do
+         NO_SELF DROP_WRITES INCOMING_COPY FT_NO_COPY FT_NO_WAIT; do
     check "twolevel-${m,,}" "twolevel-${m,,}" "fail:$twolevel_stale"
 done
 for p in 1 2 3 4 5 6 7 8; do
@@ -318,6 +326,10 @@ done
 check probe-5-twolevel-1 twolevel-1 "$(reached 5)" 5
 for p in 1 3 7 8; do
     check "probe-$p-twolevel-2" twolevel-2 "$(reached $p)" $p
+done
+# A claim by host 1, copied in from the old home (9); a join that finds the claim BUSY (10).
+for p in 9 10; do
+    check "probe-$p-twolevel-ft" twolevel-ft "$(reached $p)" $p
 done
 
 # The lock whose release waits for nothing: exclusion and no process left waiting; a node

@@ -2,7 +2,9 @@
 /*
  * The two-level protocol (issue 46; src/protocols/twolevel/, docs/ARCHITECTURE.md, "Two
  * levels"), checked with SPIN (tests/model/run.sh): two hosts of two processes each, one page
- * of two words whose home is host 0.
+ * of two words whose home is host 0; under FIRST_TOUCH, the first host to join it after the
+ * initialization phase (host 0, its round-robin home then, holds the data; host 1's copy holds
+ * whatever it held before).
  *
  * The processes of a host share one copy of the page (the node copy) and keep their own
  * protections on it. Host 0's copy is the master. Host 1 brings its copy up to date from the
@@ -30,8 +32,11 @@
  * write list past a dropped mapping: its next release still diffs them and makes the host a
  * writer again if it left meanwhile (the host's processes may have gone on writing through
  * their mappings after the leave).
- * Host 0 never fetches: its copy is the master. It joins and writes like any host, so that
- * others see it as a writer, and skips the self-notice (its data is never stale).
+ * The home host never fetches: its copy is the master. It joins and writes like any host, so
+ * that others see it as a writer, and skips the self-notice (its data is never stale).
+ * First touch: the first join claims the home in the directory word (a compare-and-swap)
+ * with BUSY set while the claimer, its page lock held, copies the page in from the old home;
+ * every other join waits for BUSY to clear before it gets the page from the new home.
  *
  * The programs (PROG, below) increment counters under locks (lock k guards word k) and read
  * them back; process 3 may also write word 1 outside any lock (it alone writes it then).
@@ -53,17 +58,21 @@
  *   DROP_WRITES     an acquire drops a page from the write list with the mapping;
  *   NO_DRAIN_WAIT   an acquire reads the log without waiting for a drain in progress;
  *   NO_SELF         a join that finds another writer does not notice itself;
- *   IGNORE_WN       a fault maps the copy while the host is a sharer, noticed or not.
+ *   IGNORE_WN       a fault maps the copy while the host is a sharer, noticed or not;
+ *   FT_NO_COPY      a claimer does not copy the page in from the old home;
+ *   FT_NO_WAIT      a join that finds the claim BUSY gets the page at once.
  */
 
 #define NONE 0
 #define RO   1
 #define RW   2
 
-byte home[2];                 /* host 0's copy: the master */
-byte copy[2];                 /* host 1's copy */
-byte twin[2];                 /* host 1's twin */
-bit  has_twin;
+byte cp[4];                   /* host h's copy of word k: cp[h * 2 + k]; the home's: the master */
+byte tw[4];                   /* host h's twin */
+bit  has_twin[2];
+byte hm = 0;                  /* the home host (host 0 is the round-robin one, the old home) */
+bit  fixed;                   /* the home is fixed: claimed (FIRST_TOUCH), or from the start */
+bit  busy;                    /* a claimer is copying the page in from the old home */
 
 bit  dsh[2], dwr[2];          /* the directory word: sharer and writer bit per host */
 
@@ -74,7 +83,7 @@ byte dlk[2];                  /* the drain lock */
 byte inbox[2], selfn[2];      /* notices posted to the host (committed), self-notices */
 byte logn[2];                 /* entries of the host's log */
 bit  fetching;                /* host 1 is getting the master (probe 6) */
-byte lastw[2];                /* host 1's last writer of each word (probe 7) */
+byte lastw[4];                /* a host's last writer of each word (probe 7) */
 
 byte prot[4];
 bit  wl[4];                   /* the page is in the process's write list */
@@ -101,84 +110,116 @@ c_code { int cm_probe; }
 inline lock_page(h) { atomic { rlk[h] == 0 -> rlk[h] = id + 1 } }
 inline unlock_page(h) { rlk[h] = 0 }
 
-/* One word of the fetched master into the copy: the incoming diff. */
-inline incoming(k, t) {
+/* One word of the fetched master into host h's copy: the incoming diff. */
+inline incoming(h, k, t) {
     atomic {
 #ifdef INCOMING_COPY
-        copy[k] = t;
-        if :: has_twin -> twin[k] = t :: else -> skip fi
+        cp[h * 2 + k] = t;
+        if :: has_twin[h] -> tw[h * 2 + k] = t :: else -> skip fi
 #else
         if
-        :: has_twin && t != twin[k] ->
-            if :: copy[k] != twin[k] -> REACHED(1) :: else -> skip fi;
-            copy[k] = t;
+        :: has_twin[h] && t != tw[h * 2 + k] ->
+            if :: cp[h * 2 + k] != tw[h * 2 + k] -> REACHED(1) :: else -> skip fi;
+            cp[h * 2 + k] = t;
 #ifndef INCOMING_KEEP_TWIN
-            twin[k] = t
+            tw[h * 2 + k] = t
 #endif
-        :: has_twin && t == twin[k] ->
-            if :: copy[k] != twin[k] -> REACHED(1) :: else -> skip fi   /* a local write kept */
-        :: !has_twin -> copy[k] = t
+        :: has_twin[h] && t == tw[h * 2 + k] ->
+            if :: cp[h * 2 + k] != tw[h * 2 + k] -> REACHED(1) :: else -> skip fi /* kept */
+        :: !has_twin[h] -> cp[h * 2 + k] = t
         fi
 #endif
     }
 }
 
-/* One word of the outgoing diff, into process id's puts in flight. */
-inline outgoing(k) {
+/* One word of host h's outgoing diff, into process id's puts in flight. */
+inline outgoing(h, k) {
     atomic {
         if
-        :: copy[k] != twin[k] ->
-            if :: lastw[k] != id -> REACHED(7) :: else -> skip fi; /* another's write */
-            pendv[id * 2 + k] = copy[k];
+        :: cp[h * 2 + k] != tw[h * 2 + k] ->
+            if :: lastw[h * 2 + k] != id -> REACHED(7) :: else -> skip fi; /* another's write */
+            pendv[id * 2 + k] = cp[h * 2 + k];
             pendf[id * 2 + k] = 1;
 #ifndef OUTGOING_KEEP_TWIN
-            twin[k] = copy[k]
+            tw[h * 2 + k] = cp[h * 2 + k]
 #endif
         :: else -> skip
         fi
     }
 }
 
-/* The release's flush: every put of process id lands. */
+/* The release's flush: every put of process id lands in the master. */
 inline flush() {
     atomic {
-        if :: pendf[id * 2] -> home[0] = pendv[id * 2]; pendf[id * 2] = 0 :: else -> skip fi;
-        if :: pendf[id * 2 + 1] -> home[1] = pendv[id * 2 + 1]; pendf[id * 2 + 1] = 0 :: else -> skip fi
+        if :: pendf[id * 2] -> cp[hm * 2] = pendv[id * 2]; pendf[id * 2] = 0 :: else -> skip fi;
+        if :: pendf[id * 2 + 1] -> cp[hm * 2 + 1] = pendv[id * 2 + 1]; pendf[id * 2 + 1] = 0
+           :: else -> skip fi
     }
 }
 
-/* The host's JOIN (a fetching add, waited for), under the page's node lock. */
+/* The host's JOIN (a fetching add, waited for), under the page's node lock. Under
+ * FIRST_TOUCH the first join claims the home (a compare-and-swap that fixes it, BUSY while
+ * the claimer copies the page in from the old home, host 0); a later join waits for BUSY to
+ * clear before it gets the page from its new home. */
 inline join(h) {
     atomic {
+        if
+        :: !fixed ->
+            fixed = 1; hm = h;
+            if :: h != 0 -> busy = 1; f = 3 :: else -> skip fi
+        :: else ->
+            if :: busy -> REACHED(10) :: else -> skip fi
+        fi;
         dsh[h] = 1;
         rsh[h] = 1;
 #ifndef NO_SELF
-        if :: h == 1 && dwr[1 - h] -> selfn[h]++ :: else -> skip fi
+        if :: h != hm && dwr[1 - h] -> selfn[h]++ :: else -> skip fi
 #endif
     }
+    if
+    :: f == 3 ->   /* claimed from another host: its copy in, then the claim is no longer held */
+        REACHED(9);
+#ifndef FT_NO_COPY
+        cp[h * 2] = cp[0];
+        cp[h * 2 + 1] = cp[1];
+#endif
+        busy = 0
+    :: else ->
+#ifndef FT_NO_WAIT
+        busy == 0
+#else
+        skip
+#endif
+    fi
 }
 
 inline fault(h, write) {
     lock_page(h);
+    f = 0;
     if
-    :: h == 1 && (!rsh[h] || STALE(h)) ->
-        if :: rsh[h] -> REACHED(2) :: else -> join(h) fi;
+    :: !rsh[h] -> join(h); f = 1
+    :: rsh[h] && STALE(h) -> f = 2
+    :: else -> skip
+    fi;
+    if
+    :: h != hm && f != 0 ->
+        if :: f == 2 -> REACHED(2) :: else -> skip fi;   /* a refetch of a page still shared */
         s = wn[h];
         fetching = 1;
-        t0 = home[0];
-        t1 = home[1];
+        t0 = cp[hm * 2];
+        t1 = cp[hm * 2 + 1];
         fetching = 0;
-        incoming(0, t0);
-        incoming(1, t1);
+        incoming(h, 0, t0);
+        incoming(h, 1, t1);
         upd[h] = s
-    :: h == 0 && !rsh[h] -> join(h)
     :: else ->
-        if :: h == 1 && cur[id] != 0 -> REACHED(3) :: else -> skip fi /* refetched by another */
+        if :: h != hm && cur[id] != 0 -> REACHED(3) :: else -> skip fi /* refetched by another */
     fi;
     if
     :: write ->
         atomic {
-            if :: h == 1 && !has_twin -> twin[0] = copy[0]; twin[1] = copy[1]; has_twin = 1
+            if :: h != hm && !has_twin[h] ->
+                  tw[h * 2] = cp[h * 2]; tw[h * 2 + 1] = cp[h * 2 + 1]; has_twin[h] = 1
                :: else -> skip fi;
             prot[id] = RW;
             wl[id] = 1
@@ -190,14 +231,15 @@ inline fault(h, write) {
 
 inline read_word(h, k, v) {
     if :: prot[id] == NONE -> fault(h, 0) :: else -> skip fi;
-    if :: h == 0 -> v = home[k] :: else -> v = copy[k] fi
+    v = cp[h * 2 + k]
 }
 
 inline write_word(h, k, v) {
     if :: prot[id] != RW -> fault(h, 1) :: else -> skip fi;
     atomic {
-        if :: h == 0 -> if :: fetching -> REACHED(6) :: else -> skip fi; home[k] = v
-             :: else -> copy[k] = v; lastw[k] = id fi
+        if :: h == hm && fetching -> REACHED(6) :: else -> skip fi;
+        cp[h * 2 + k] = v;
+        lastw[h * 2 + k] = id
     }
 }
 
@@ -206,14 +248,14 @@ inline release(h) {
     :: wl[id] ->
         lock_page(h);
         if :: dropped[id] -> REACHED(8); dropped[id] = 0 :: else -> skip fi;
-        if :: h == 1 -> outgoing(0); outgoing(1) :: else -> skip fi;
+        if :: h != hm -> outgoing(h, 0); outgoing(h, 1) :: else -> skip fi;
         need = 0;
         if
         :: !rwr[h] ->
             if :: !rsh[h] -> REACHED(4) :: else -> skip fi;   /* the host left since our write */
             atomic {   /* the WRITE's add (a JOIN too where the host left) */
 #ifndef NO_SELF
-                if :: h == 1 && !rsh[h] && dwr[1 - h] -> selfn[h]++ :: else -> skip fi;
+                if :: h != hm && !rsh[h] && dwr[1 - h] -> selfn[h]++ :: else -> skip fi;
 #endif
                 dsh[h] = 1; dwr[h] = 1; rsh[h] = 1; rwr[h] = 1;
                 need = dsh[1 - h]
@@ -230,7 +272,7 @@ inline release(h) {
 #endif
         if
         :: prot[id] == NONE -> wl[id] = 0
-        :: prot[id] == RW && h == 1 && pendf[id * 2] == 0 ->
+        :: prot[id] == RW && h != hm && pendf[id * 2] == 0 ->
             /* no put: the code may write-protect the page again and forget it, or not */
             if :: prot[id] = RO; wl[id] = 0 :: skip fi
         :: else -> skip
@@ -322,7 +364,9 @@ inline private_write(h, val) {
  *      writing the master while host 1 gets it);
  *   1  reader: host 0 writes word 0 three times and stays a writer; host 1 only reads it;
  *   2  private: process 3 writes word 1 outside any lock, then acquires and releases lock 0;
- *      its release must still carry that write after its acquire dropped the mapping.
+ *      its release must still carry that write after its acquire dropped the mapping;
+ *   3  both hosts at once (for FIRST_TOUCH): host 0 increments word 0 and reads word 1, host 1
+ *      increments word 1 and reads word 0, so that either host may claim while the other joins.
  */
 #ifndef PROG
 #define PROG 0
@@ -332,23 +376,29 @@ inline private_write(h, val) {
 #define SCRIPT1 csw(h, 1)
 #define SCRIPT2 csw(h, 0); csw(h, 0)
 #define SCRIPT3 csw(h, 1); csw(h, 0)
-#define FINAL   (home[0] == ghost[0] && home[1] == ghost[1])
+#define FINAL   (cp[hm * 2] == ghost[0] && cp[hm * 2 + 1] == ghost[1])
 #elif PROG == 1
 #define SCRIPT0 csw(h, 0); csw(h, 0)
 #define SCRIPT1 csw(h, 0)
 #define SCRIPT2 csr(h, 0); csr(h, 0); csr(h, 0)
 #define SCRIPT3 skip
-#define FINAL   (home[0] == ghost[0])
+#define FINAL   (cp[hm * 2] == ghost[0])
+#elif PROG == 3
+#define SCRIPT0 csw(h, 0)
+#define SCRIPT1 csr(h, 1)
+#define SCRIPT2 csw(h, 1)
+#define SCRIPT3 csr(h, 0)
+#define FINAL   (cp[hm * 2] == ghost[0] && cp[hm * 2 + 1] == ghost[1])
 #else
 #define SCRIPT0 csw(h, 0)
 #define SCRIPT1 skip
 #define SCRIPT2 csw(h, 0)
 #define SCRIPT3 csr(h, 0); private_write(h, 1); csw(h, 0); private_write(h, 2); csr(h, 0)
-#define FINAL   (home[0] == ghost[0] && home[1] == mine)
+#define FINAL   (cp[hm * 2] == ghost[0] && cp[hm * 2 + 1] == mine)
 #endif
 
 proctype P(byte id) {
-    byte h = id / 2, v, s, t0, t1, n;
+    byte h = id / 2, v, s, t0, t1, n, f;
     bit need;
 
     if
@@ -363,6 +413,10 @@ proctype P(byte id) {
 init {
     PROBE_INIT;
     atomic {
+        cp[2] = 7; cp[3] = 7;   /* host 1's copy: whatever it held before */
+#ifndef FIRST_TOUCH
+        fixed = 1;
+#endif
         run P(0); run P(1); run P(2); run P(3)
     }
     done == 4;
