@@ -10,8 +10,10 @@
 #     memory files with no name: a later job can neither find nor reuse it);
 #   - two hosts (tests/cluster.sh): every litmus case at 1+1, 2+2 and 3+1 (and 2+2 without a
 #     progress thread: waits on the host's memory then progress the worker), with pages got from
-#     homes, outgoing and incoming diffs counted, and, where a host runs several processes,
-#     faults that map what another process of the host brought in (no get); the apps at 2+2.
+#     homes, outgoing and incoming diffs and homes claimed on first touch counted, and, where a
+#     host runs several processes, faults that map what another process of the host brought in
+#     (no get); at 2+2 with homes left round robin (CM_FIRST_TOUCH=no: none moves); the apps
+#     at 2+2.
 . "$top_srcdir/tests/lib.sh"
 C="$top_builddir/tests/compat"
 stats=$(mktemp)
@@ -46,6 +48,10 @@ expect_out "^p_locks: 16384 increments under 65536 locks \(expected 16384\): OK$
 expect_ok "$CMRUN" -n 4 "$C/p_sync" 4
 expect_out "^p_sync: relay 6 \(expected 6\), 0 bad tasks/queue: OK$"
 
+note "cm_info --memory: what a host holds, whatever its number of processes"
+expect_ok env CM_PROTOCOL=twolevel CM_SHARED_SIZE=1g "$top_builddir/src/tools/cm_info" --memory -n 4
+expect_out "^memory per host if every page is touched: 2.0 GiB at most \(the copy: 1.0 GiB\)$"
+
 note "a rank of the host killed (kill -9), mid-run and holding a lock: the job ends within seconds"
 note "and leaves no shared segment behind (the host's memory is in files with no name)"
 shm_before=$(ls -A /dev/shm 2>/dev/null | sort)
@@ -68,7 +74,7 @@ for spec in 1,1 2,2 3,1; do
     note "two hosts, $spec processes: every litmus case"
     cluster_run $spec CM_PROTOCOL=twolevel CM_STATS="$cluster_dir/s.json" "$MP/mp_litmus" all --iters 20
     expect_out "^litmus all: OK$"
-    for c in pages_fetched diffs_out diffs_in; do
+    for c in pages_fetched diffs_out diffs_in home_migrations; do
         v=$(stats_total $c "$cluster_dir/s.json")
         echo "  $c $v"
         [ "${v:-0}" -gt 0 ] || fail "no $c across two hosts"
@@ -79,6 +85,11 @@ for spec in 1,1 2,2 3,1; do
         [ "${v:-0}" -gt 0 ] || fail "no fault mapped the host's copy as it was"
     fi
 done
+note "two hosts, 2+2, homes round robin (CM_FIRST_TOUCH=no): no home moves"
+cluster_run 2,2 CM_PROTOCOL=twolevel CM_FIRST_TOUCH=no CM_STATS="$cluster_dir/s.json" "$MP/mp_litmus" all --iters 20
+expect_out "^litmus all: OK$"
+v=$(stats_total home_migrations "$cluster_dir/s.json")
+[ "${v:-0}" -eq 0 ] || fail "$v homes moved with CM_FIRST_TOUCH=no"
 note "two hosts, 2+2, no progress thread: the host's waits keep the worker going themselves"
 cluster_run 2,2 CM_PROTOCOL=twolevel CM_PROGRESS_THREAD=off "$MP/mp_litmus" all --iters 20
 expect_out "^litmus all: OK$"

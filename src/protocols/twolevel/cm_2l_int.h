@@ -36,8 +36,12 @@ typedef struct {
     uint32_t state;  /* CM_2L_* */
     uint32_t wn;     /* notices drained here for the page */
     uint32_t upd;    /* the value of wn the host's copy is current for */
-    uint32_t pad;
+    uint32_t home;   /* the home host + 1, once a join learnt it (0: its directory host's) */
 } cm_2l_page_t;
+_Static_assert(sizeof(cm_2l_page_t) <= CM_META_PAGE_HOST,
+               "CM_META_PAGE_HOST undercounts a host's page record (cm_info --memory)");
+_Static_assert(sizeof(uint8_t) + sizeof(uint32_t) + 2 * sizeof(uint64_t) <= CM_META_PAGE_PRIVATE,
+               "CM_META_PAGE_PRIVATE undercounts the two-level protocol's page table");
 
 /* The host's log: the pages its notices invalidated, in drain order; (uint64_t)-1: all. */
 #define CM_2L_LOG_CAP  4096u
@@ -74,6 +78,7 @@ typedef struct {
 #define CM_2L_WL    4u
 #define CM_2L_IDLE1 8u   /* releases in a row that found the page unchanged: 1 (bits 3-4) */
 #define CM_2L_IDLE  0x18u
+#define CM_2L_SEEN  0x20u /* faulted during the initialization phase (cm_2l_init_end) */
 /* Unchanged releases before a writable page homed elsewhere is protected again (a program
  * that stores the same values, SOR's zeros, would fault at every phase otherwise). */
 #define CM_2L_IDLE_MAX 3u
@@ -115,6 +120,9 @@ typedef struct {
     cm_stats_t st;
     cm_rma_stats_t rma_base;
     uint64_t t_start;
+    bool     first_touch;            /* CM_FIRST_TOUCH: homes claimed once initialization ends */
+    bool     init_phase;             /* ... and it has not yet */
+    bool     claims;                 /* a join of a page whose home we do not know may claim it */
 } cm_2l_t;
 
 extern cm_2l_t cm_2l;
@@ -124,10 +132,36 @@ static inline uint64_t cm_2l_page(uintptr_t addr)
     return (addr - (uintptr_t)cm_2l.app) >> cm_2l.shift;
 }
 
-/* The host of page p's home (and directory entry): round robin over the hosts. */
-static inline int cm_2l_home(uint64_t p)
+/* The host of page p's directory word, and its home until a first touch claims it: round
+ * robin over the hosts. */
+static inline int cm_2l_dir_host(uint64_t p)
 {
     return (int)(p % (uint64_t)cm_2l.nhosts);
+}
+
+static inline int cm_2l_dir_rank(uint64_t p)
+{
+    return cm_2l.hosts->leader[cm_2l_dir_host(p)];
+}
+
+/* Page p's directory word: at its directory host's leader, one word per page (where the
+ * one-level protocol keeps its ring's pending words; cm_meta.h). */
+static inline uint64_t *cm_2l_dir_word(uint64_t p)
+{
+    return (uint64_t *)(void *)(cm_2l.meta_base + cm_2l.meta->wn_pending) + p;
+}
+
+/* The host of page p's home: as the host learnt it at its join (cm_2l_home.c), else its
+ * directory host. Known wherever the host is or was a sharer since the homes were claimed. */
+static inline int cm_2l_home(uint64_t p)
+{
+    uint32_t h = __atomic_load_n(&cm_2l.pages[p].home, __ATOMIC_RELAXED);
+    return (h != 0) ? (int)h - 1 : cm_2l_dir_host(p);
+}
+
+static inline int cm_2l_home_rank(uint64_t p)
+{
+    return cm_2l.hosts->leader[cm_2l_home(p)];
 }
 
 /* ---- the host's memory (cm_2l_node.c) ---- */
@@ -176,6 +210,16 @@ void cm_2l_wait_change(uint32_t *word, uint32_t old);
 
 /* Queues a self-notice of page p for the host's next acquire (the page's lock held). */
 void cm_2l_self_notice(uint64_t p);
+
+/* ---- homes (cm_2l_home.c) ---- */
+/* The host's JOIN of page p (its page lock held): a fetching add, or where the home is to be
+ * claimed and the host does not know it, the claim or a join of the claimed word. *old: the
+ * word before. The page's record then holds its home. */
+cm_status_t cm_2l_home_join(uint64_t p, uint64_t *old);
+/* The end of the initialization phase (after the first barrier): homes are claimed from then. */
+cm_status_t cm_2l_init_end(void);
+/* The host's bins emptied without acting on them (the leader, at the end of initialization). */
+cm_status_t cm_2l_discard_notices(void);
 
 /* ---- outgoing diffs to homes over TCP, in one message per home (cm_2l_batch.c) ---- */
 cm_status_t cm_2l_batch_init(void);

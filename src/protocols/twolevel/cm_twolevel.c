@@ -30,19 +30,7 @@
 #include <sys/mman.h>
 
 cm_2l_t cm_2l;
-static char cm_2l_describe_buf[256];
-
-/* Page p's directory word: at its home host's leader, one word per page (where the one-level
- * protocol keeps its ring's pending words; cm_meta.h). */
-static inline uint64_t *cm_2l_dir_word(uint64_t p)
-{
-    return (uint64_t *)(void *)(cm_2l.meta_base + cm_2l.meta->wn_pending) + p;
-}
-
-static inline int cm_2l_home_rank(uint64_t p)
-{
-    return cm_2l.hosts->leader[cm_2l_home(p)];
-}
+static char cm_2l_describe_buf[384];
 
 static cm_status_t cm_2l_protect(uint64_t p, unsigned prot)
 {
@@ -78,9 +66,7 @@ static cm_status_t cm_2l_join(uint64_t p)
     uint64_t old, me = 1ull << cm_2l.host, writers;
     cm_dir_entry_t e;
 
-    CM_CHECK(cm_rma_fadd(cm_2l.rma, cm_2l_home_rank(p), cm_2l_dir_word(p),
-                         cm_dir_add_delta(CM_DIR_JOIN, cm_2l.host, false), &old));
-    cm_2l.st.dir_updates++;
+    CM_CHECK(cm_2l_home_join(p, &old));
     cm_dir_cas_unpack(old, &e);
     cm_assert(!(e.sharers & me));
     cm_2l_state_set(p, CM_2L_SHARER, 0);
@@ -108,19 +94,24 @@ static void cm_2l_wl_add(uint64_t p)
 static cm_status_t cm_2l_fault_in(uint64_t p, bool write)
 {
     const size_t off = p << cm_2l.shift;
-    const bool home = cm_2l_home(p) == cm_2l.host;
     cm_2l_page_t *pg = &cm_2l.pages[p];
+    bool joined = false;
     uint32_t s;
 
     cm_2l_page_lock(p);
     s = cm_2l_state(p);
-    if (!home && (!(s & CM_2L_SHARER) || pg->upd != pg->wn)) {
+    if (!(s & CM_2L_SHARER)) {
+        CM_CHECK(cm_2l_join(p)); /* (first, as it may claim the home) */
+        joined = true;
+    }
+    if (cm_2l.init_phase) {
+        cm_2l.pte[p] |= CM_2L_SEEN;
+    }
+    const bool home = cm_2l_home(p) == cm_2l.host;
+    if (!home && (joined || pg->upd != pg->wn)) {
         uint32_t seen;
         size_t changed;
 
-        if (!(s & CM_2L_SHARER)) {
-            CM_CHECK(cm_2l_join(p));
-        }
         /* The notices drained so far, before the get (IGNORE_WN: a copy mapped while noticed
          * is stale; a notice drained during the get is not covered by it). */
         seen = pg->wn;
@@ -137,9 +128,6 @@ static cm_status_t cm_2l_fault_in(uint64_t p, bool write)
         pg->upd = seen;
         cm_2l.st.pages_fetched++;
     } else {
-        if (home && !(s & CM_2L_SHARER)) {
-            CM_CHECK(cm_2l_join(p));
-        }
         cm_2l.st.local_maps++;
     }
     if (write) {
@@ -252,7 +240,7 @@ static cm_status_t cm_2l_release_in(void)
                 delta += cm_dir_add_delta(CM_DIR_JOIN, cm_2l.host, false);
                 flag[i] |= CM_2L_R_JOINED;
             }
-            CM_CHECK(cm_rma_fadd_nbi(cm_2l.rma, cm_2l_home_rank(p), cm_2l_dir_word(p), delta,
+            CM_CHECK(cm_rma_fadd_nbi(cm_2l.rma, cm_2l_dir_rank(p), cm_2l_dir_word(p), delta,
                                      &cm_2l.wold[i]));
             cm_2l.st.dir_updates++;
             flag[i] |= CM_2L_R_WRITE;
@@ -357,6 +345,18 @@ static cm_status_t cm_2l_drain_bin(int s, uint64_t *n, bool *all)
     return cm_rma_put_u64_nbi(cm_2l.rma, s, &cm_2l.bins.heads[cm_2l.leader], hdr[0]);
 }
 
+cm_status_t cm_2l_discard_notices(void)
+{
+    for (int s = 0; s < cm_2l.nprocs; s++) {
+        uint64_t n = 0;
+        bool all = false;
+        if (cm_2l.hosts->host_of[s] != cm_2l.host) {
+            CM_CHECK(cm_2l_drain_bin(s, &n, &all));
+        }
+    }
+    return CM_OK;
+}
+
 static int cm_2l_cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -408,7 +408,7 @@ static cm_status_t cm_2l_drain(void)
         cm_2l.pages[p].wn++;
         s = cm_2l_state(p);
         if (s & CM_2L_SHARER) {
-            CM_CHECK(cm_rma_add_nbi(cm_2l.rma, cm_2l_home_rank(p), cm_2l_dir_word(p),
+            CM_CHECK(cm_rma_add_nbi(cm_2l.rma, cm_2l_dir_rank(p), cm_2l_dir_word(p),
                                     cm_dir_add_delta(CM_DIR_LEAVE, cm_2l.host,
                                                      (s & CM_2L_WRITER) != 0)));
             cm_2l.st.dir_updates++;
@@ -532,13 +532,15 @@ static cm_status_t cm_2l_barrier(void)
     CM_CHECK(CM_RMA_COUNT_WAITS(&cm_2l.st.waits_barrier,
                                 CM_STATS_IN_PHASE(&cm_2l.st.barrier_ns, cm_2l_barrier_wait())));
     cm_2l.st.barriers++;
+    if (cm_2l.init_phase) {
+        return cm_2l_init_end(); /* homes are claimed from now on (cm_2l_home.c) */
+    }
     return cm_2l_acquire();
 }
 
-/* Homes do not move (round robin over the hosts): the end of initialization is a barrier. */
 static cm_status_t cm_2l_init_done(void)
 {
-    return cm_2l_barrier();
+    return cm_2l.init_phase ? cm_2l_barrier() : CM_OK;
 }
 
 /* ---- statistics ----------------------------------------------------------------------- */
@@ -579,6 +581,7 @@ static cm_status_t cm_2l_page_home(const void *addr, int *home)
     if (a - (uintptr_t)cm_2l.app >= (cm_2l.npages << cm_2l.shift)) {
         return CM_ERR_INVALID;
     }
+    /* (A page whose home is yet to be claimed: its directory host's leader, which has it.) */
     *home = cm_2l_home_rank(cm_2l_page(a));
     return CM_OK;
 }
@@ -650,6 +653,9 @@ static cm_status_t cm_2l_init(const cm_protocol_ctx_t *ctx)
     cm_2l.npages     = ctx->npages;
     cm_2l.meta_base  = ctx->meta_base;
     cm_2l.meta       = ctx->meta;
+    /* A host alone is every page's home: nothing to claim. */
+    cm_2l.first_touch = ctx->config->first_touch && cm_2l.nhosts > 1;
+    cm_2l.init_phase  = cm_2l.first_touch;
     if (cm_2l.nhosts > CM_DIR_MAX_PROCS_CAS) {
         if (ctx->rank == 0) {
             cm_error("CM_PROTOCOL=twolevel runs on at most %d hosts (a directory word holds %d); "
@@ -682,11 +688,13 @@ static cm_status_t cm_2l_init(const cm_protocol_ctx_t *ctx)
     CM_CHECK(cm_rma_barrier(cm_2l.rma));
     CM_CHECK(cm_2l_node_check());
     snprintf(cm_2l_describe_buf, sizeof(cm_2l_describe_buf),
-             "twolevel: %d host%s (this one: %d process%s, one copy of each page); homes: round "
-             "robin over the hosts; between hosts: twins and two-way diffs, a directory word per "
-             "page with a bit per host (fetching adds), notices per host in per-sender bins",
+             "twolevel: %d host%s (this one: %d process%s, one copy of each page); homes: %s; "
+             "between hosts: twins and two-way diffs, a directory word per page with a bit per "
+             "host (fetching adds), notices per host in per-sender bins",
              cm_2l.nhosts, (cm_2l.nhosts == 1) ? "" : "s", ctx->hosts->local_size,
-             (ctx->hosts->local_size == 1) ? "" : "es");
+             (ctx->hosts->local_size == 1) ? "" : "es",
+             cm_2l.first_touch ? "the host of the first touch after initialization"
+                               : "round robin over the hosts");
     cm_2l_stats_reset();
     return CM_OK;
 }
