@@ -31,6 +31,11 @@
  * the machine's memory.
  */
 #define CM_META_PAGE_PRIVATE 56
+/*
+ * The two-level protocol (CM_PROTOCOL=twolevel): bytes per shared page in the memory its
+ * host's processes share, besides the page's copy and twin: the page's record.
+ */
+#define CM_META_PAGE_HOST 16
 
 typedef struct {
     uint64_t npages;         /* pages of the shared region */

@@ -99,6 +99,12 @@ cm_status_t cm_check_cost(const cm_config_t *cfg, int nprocs, size_t page, uint6
     if (cfg->protocol == CM_PROTOCOL_CASHMERE && row->write == CM_WRITE_OFFLOAD) {
         cost->reserved += npages * page;
     }
+    if (cfg->protocol == CM_PROTOCOL_TWOLEVEL) {
+        /* The host's copy and twins are shared by its processes: each maps the copy once more
+         * (but the leader) and the twins, and the host's page records. */
+        cost->reserved += 2 * npages * page + npages * CM_META_PAGE_HOST;
+        cost->host_per_page = 2 * page + CM_META_PAGE_HOST;
+    }
     return CM_OK;
 }
 

@@ -42,6 +42,8 @@ typedef struct {
     uint64_t per_page;  /* metadata per touched page, at most */
     uint64_t fixed;     /* metadata independent of the size, at most */
     uint64_t npages;
+    uint64_t host_per_page; /* CM_PROTOCOL=twolevel: per touched page, on each host whatever
+                               its processes (a copy, a twin where written, a record), at most */
 } cm_check_cost_t;
 
 cm_status_t cm_check_cost(const cm_config_t *cfg, int nprocs, size_t page, uint64_t shared_size,

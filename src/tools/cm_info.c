@@ -573,12 +573,31 @@ static int cm_info_memory(int nprocs)
            page, nprocs, (nprocs == 1) ? "" : "es", (cfg.protocol == CM_PROTOCOL_TREADMARKS) ? "treadmarks"
            : (cfg.protocol == CM_PROTOCOL_NONE) ? "none"
            : (cfg.protocol == CM_PROTOCOL_TWOLEVEL) ? "twolevel" : cm_variants[cfg.variant].name);
-    printf("address space per process: %s reserved (both views of the region, the metadata "
-           "segment, page tables); nothing committed yet\n", res);
-    printf("memory per process: the pages it touches, plus at most %" PRIu64 " bytes of "
-           "metadata per touched page (committed %zu bytes at a time) and %s whatever the size\n",
-           c.per_page, page, fixed);
-    printf("memory per process if every page is touched: %s\n", all);
+    printf("address space per process: %s reserved (%s, the metadata segment, page tables); "
+           "nothing committed yet\n", res,
+           c.host_per_page ? "the region's views: the application's, the network's, the host's "
+                             "copy and its twins"
+                           : "both views of the region");
+    if (c.host_per_page != 0) {
+        char host_all[32], copy[32];
+        cm_info_human(c.npages * c.host_per_page, host_all, sizeof(host_all));
+        cm_info_human(c.npages * page, copy, sizeof(copy));
+        printf("memory per host, whatever its number of processes: one copy of each page they "
+               "touch, a twin of each page they write whose home is another host, %d bytes of "
+               "record per touched page\n", CM_META_PAGE_HOST);
+        printf("memory per host if every page is touched: %s at most (the copy: %s)\n",
+               host_all, copy);
+        cm_info_human(c.npages * c.per_page + c.fixed, all, sizeof(all));
+        printf("memory per process besides: at most %" PRIu64 " bytes of metadata per touched "
+               "page (committed %zu bytes at a time) and %s whatever the size\n",
+               c.per_page, page, fixed);
+        printf("memory per process if every page is touched: %s besides its host's\n", all);
+    } else {
+        printf("memory per process: the pages it touches, plus at most %" PRIu64 " bytes of "
+               "metadata per touched page (committed %zu bytes at a time) and %s whatever the "
+               "size\n", c.per_page, page, fixed);
+        printf("memory per process if every page is touched: %s\n", all);
+    }
     budget = cm_check_address_budget();
     if (budget != 0) {
         cm_info_human(budget, limit, sizeof(limit));
