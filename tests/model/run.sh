@@ -249,6 +249,8 @@ done
 # words under two locks at once (0.5 M states); a claimer that does not copy, and a joiner that
 # does not wait for BUSY, read stale words.
 throttle; build twolevel-ft twolevel.pml -DPROG=3 -DFIRST_TOUCH &
+# --full: the counters program with first touch too (86 M states, 5 GB, 5 min).
+[ "$full" = 1 ] && { throttle; build twolevel-0-ft twolevel.pml -DPROG=0 -DFIRST_TOUCH & }
 for n in FT_NO_COPY FT_NO_WAIT; do
     throttle; build "twolevel-${n,,}" twolevel.pml -DPROG=3 -DFIRST_TOUCH "-D$n" &
 done
@@ -261,7 +263,7 @@ done
 wait
 mechs="mech-line mech-mapped mech-offload mech-line-offload refetch-small refetch-add
        twolevel-0 twolevel-1 twolevel-2 twolevel-ft"
-[ "$full" = 1 ] && mechs="$mechs refetch-safe refetch-two"
+[ "$full" = 1 ] && mechs="$mechs refetch-safe refetch-two twolevel-0-ft"
 for name in $big $mechs; do
     throttle; check "$name" "$name" pass &
 done
