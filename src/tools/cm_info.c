@@ -587,17 +587,14 @@ static int cm_info_memory(int nprocs)
                "record per touched page\n", CM_META_PAGE_HOST);
         printf("memory per host if every page is touched: %s at most (the copy: %s)\n",
                host_all, copy);
+        /* A process's own: its metadata only (the pages are its host's). */
         cm_info_human(c.npages * c.per_page + c.fixed, all, sizeof(all));
-        printf("memory per process besides: at most %" PRIu64 " bytes of metadata per touched "
-               "page (committed %zu bytes at a time) and %s whatever the size\n",
-               c.per_page, page, fixed);
-        printf("memory per process if every page is touched: %s besides its host's\n", all);
-    } else {
-        printf("memory per process: the pages it touches, plus at most %" PRIu64 " bytes of "
-               "metadata per touched page (committed %zu bytes at a time) and %s whatever the "
-               "size\n", c.per_page, page, fixed);
-        printf("memory per process if every page is touched: %s\n", all);
     }
+    printf("memory per process%s at most %" PRIu64 " bytes of metadata per touched page "
+           "(committed %zu bytes at a time) and %s whatever the size\n",
+           c.host_per_page ? " besides:" : ": the pages it touches, plus", c.per_page, page, fixed);
+    printf("memory per process if every page is touched: %s%s\n", all,
+           c.host_per_page ? " besides its host's" : "");
     budget = cm_check_address_budget();
     if (budget != 0) {
         cm_info_human(budget, limit, sizeof(limit));

@@ -68,7 +68,8 @@ cm_status_t cm_2l_home_join(uint64_t p, uint64_t *old)
     cm_2l_page_t *pg = &cm_2l.pages[p];
     uint64_t cur;
 
-    if (!cm_2l.claims || pg->home != 0) {
+    /* Claims start when initialization ends; a host that learnt the home just joins. */
+    if (!cm_2l.first_touch || cm_2l.init_phase || pg->home != 0) {
         cm_2l.st.dir_updates++;
         return cm_rma_fadd(cm_2l.rma, drank, word, join, old);
     }
@@ -155,6 +156,5 @@ cm_status_t cm_2l_init_end(void)
     CM_CHECK(cm_rma_flush_all(cm_2l.rma));
     CM_CHECK(cm_2l_barrier_wait());
     cm_2l.init_phase = false;
-    cm_2l.claims     = true;
     return CM_OK;
 }

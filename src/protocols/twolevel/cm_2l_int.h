@@ -122,7 +122,6 @@ typedef struct {
     uint64_t t_start;
     bool     first_touch;            /* CM_FIRST_TOUCH: homes claimed once initialization ends */
     bool     init_phase;             /* ... and it has not yet */
-    bool     claims;                 /* a join of a page whose home we do not know may claim it */
 } cm_2l_t;
 
 extern cm_2l_t cm_2l;
