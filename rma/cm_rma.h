@@ -94,6 +94,7 @@ typedef struct {
     uint64_t wait_blocks;      /* waits that slept (CM_WAIT) */
     uint64_t wait_missed;      /* sleeps that outlasted a change of their word: never expected */
     uint64_t wake_bells;       /* doorbells rung for peers their transport cannot wake */
+    uint64_t arm_caught;       /* events found on looking again after arming the worker */
     uint64_t waits;            /* the calling thread's waits on its peers (cm_rma_waits_here) */
     /* Of the puts, gets, atomics and messages issued, those to processes on other hosts (as the
      * process manager places them), and their bytes (an atomic counts 8). */

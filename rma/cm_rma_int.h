@@ -102,6 +102,7 @@ struct cm_rma {
     pthread_t          thread;
     int                stop_fd;
     atomic_uint_fast64_t wakeups;
+    atomic_uint_fast64_t arm_caught; /* found by the look after arming (cm_rma_arm) */
     atomic_int         main_polling;  /* the application thread is progressing the worker */
     atomic_int         main_held;     /* threads inside a cm_rma_hold_begin/end section */
     uint64_t           handoff_ns;    /* how often a parked progress thread looks again */

@@ -741,5 +741,6 @@ void cm_rma_get_stats(const cm_rma_t *rma, cm_rma_stats_t *stats)
     stats->wait_blocks = atomic_load_explicit(&((cm_rma_t *)rma)->wait_blocks, memory_order_relaxed);
     stats->wait_missed = atomic_load_explicit(&((cm_rma_t *)rma)->wait_missed, memory_order_relaxed);
     stats->wake_bells  = atomic_load_explicit(&((cm_rma_t *)rma)->bell_rings, memory_order_relaxed);
+    stats->arm_caught  = atomic_load_explicit(&((cm_rma_t *)rma)->arm_caught, memory_order_relaxed);
     stats->waits       = cm_rma_thread_waits;
 }

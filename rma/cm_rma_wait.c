@@ -42,6 +42,28 @@
 
 static void cm_rma_wake_self(cm_rma_t *rma);
 
+/*
+ * ucp_worker_arm, and one more look. UCX's verbs transports arm a completion queue with
+ * ibv_req_notify_cq, which raises an event for the next completion only; a completion that
+ * came between our last progress and the arm raises none where the provider does not report
+ * it as missed (soft-RoCE; mlx5's arm carries the consumer index and does). That completion,
+ * a peer's message for us or the answer we wait for, then waits for some later event: over
+ * rc_verbs a fetch-and-add from a process of the same guest was never answered while its
+ * target slept at its host's barrier (two levels, water at 2+2). So progress once after
+ * arming: whatever it finds means we must not sleep (UCS_ERR_BUSY); anything after the arm
+ * raises its event.
+ */
+static ucs_status_t cm_rma_arm(cm_rma_t *rma)
+{
+    ucs_status_t st = ucp_worker_arm(rma->worker);
+
+    if (st == UCS_OK && ucp_worker_progress(rma->worker) != 0) {
+        atomic_fetch_add_explicit(&rma->arm_caught, 1, memory_order_relaxed);
+        return UCS_ERR_BUSY;
+    }
+    return st;
+}
+
 unsigned cm_rma_progress(cm_rma_t *rma)
 {
     return ucp_worker_progress(rma->worker);
@@ -100,7 +122,7 @@ static void *cm_rma_progress_main(void *arg)
             continue;
         }
         bool armed = cm_rma_bell_arm(rma);
-        st = ucp_worker_arm(rma->worker);
+        st = cm_rma_arm(rma);
         if (st == UCS_ERR_BUSY) {
             /* Events to drain, or a queued send waiting for room at a peer:
                keep progressing, but leave the core to that peer. */
@@ -408,7 +430,7 @@ static void cm_rma_block_events(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *ar
     __atomic_store_n(&w->sleeping, CM_RMA_SLEEP_EVENTS, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     armed = cm_rma_bell_arm(rma);
-    if (ucp_worker_arm(rma->worker) == UCS_OK && !ready(arg)) {
+    if (cm_rma_arm(rma) == UCS_OK && !ready(arg)) {
         atomic_fetch_add_explicit(&rma->wait_blocks, 1, memory_order_relaxed);
         /* Where some peer cannot wake us (rma->poll_ns), finding the condition true after a
            timeout is the plan, not a missed wake-up. */

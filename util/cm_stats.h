@@ -84,6 +84,7 @@
     _(wait_blocks,        "waits that slept until woken (CM_WAIT)") \
     _(wait_missed,        "sleeps that outlasted a change of their word (never expected)") \
     _(wake_bells,         "doorbells rung: messages to peers their transport could not wake (shared memory across network namespaces)") \
+    _(arm_caught,         "events found on looking again after arming the worker to sleep: completions its transport would not have raised (soft-RoCE)") \
     _(waits,              "waits of the application thread on its peers (cm_rma.h: each round trip waited for, once)") \
     _(waits_read_fault,   "of those, in read faults that claimed no home") \
     _(waits_write_fault,  "of those, in write faults that claimed no home") \
