@@ -4,10 +4,12 @@
 # Ranks on vm1 and vm2, started by mpirun over ssh, talk over soft-RoCE only
 # (UCX_TLS=rc_verbs,ud_verbs,self on rxe0:1; GID index 0, the one UD wire-up works with), so
 # every remote operation, inside a guest too, is an RDMA verb.
-#   --short   mp_rma; litmus cases under CHSM (CAS and add directory), NSSN (MCS) and
-#             TreadMarks at 1+1; two apps at 2+2 (what .ci/run runs)
+#   --short   mp_rma; litmus cases under CHSM (CAS and add directory), NSSN (MCS),
+#             TreadMarks and two levels at 1+1; two apps at 2+2 (what .ci/run runs; under
+#             twolevel the two processes of a guest share its copy of each page)
 #   --long    mp_rma; every litmus case under CHSM CHSN CHHM NSSN NSHM (CAS, MCS and add
-#             directory) and TreadMarks (fault and scan) at 1+1 and 2+2; the nine apps at 2+2;
+#             directory), TreadMarks (fault and scan) and two levels at 1+1 and 2+2; the nine
+#             apps at 2+2;
 #             cm_bench next to ucx_perftest floors measured in the same guests
 #   --bench   cm_bench next to ucx_perftest, then the scoreboard across the guests (one rank
 #             each; paper size; TreadMarks fault and scan, CHSM CHSN NSSN): Table 2 over verbs,
@@ -65,12 +67,13 @@ elif [ "$mode" = --short ]; then
     settings=("CM_PROTOCOL=cashmere CM_VARIANT=CHSM CM_DIRECTORY=cas"
               "CM_PROTOCOL=cashmere CM_VARIANT=CHSM CM_DIRECTORY=add"
               "CM_PROTOCOL=cashmere CM_VARIANT=NSSN CM_DIRECTORY=mcs"
-              "CM_PROTOCOL=treadmarks")
+              "CM_PROTOCOL=treadmarks" "CM_PROTOCOL=twolevel")
     layouts="1,1"
     apps="sor water"
 else
     cases="all"
-    settings=("CM_PROTOCOL=treadmarks" "CM_PROTOCOL=treadmarks CM_TMK_WRITE_DETECT=scan")
+    settings=("CM_PROTOCOL=treadmarks" "CM_PROTOCOL=treadmarks CM_TMK_WRITE_DETECT=scan"
+              "CM_PROTOCOL=twolevel")
     for v in CHSM CHSN CHHM NSSN NSHM; do
         for dir in cas mcs add; do settings+=("CM_PROTOCOL=cashmere CM_VARIANT=$v CM_DIRECTORY=$dir"); done
     done
