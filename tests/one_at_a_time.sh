@@ -13,5 +13,7 @@ esac
 lock=${top_builddir:-.}/tests/.one-at-a-time.lock
 mkdir -p "$(dirname "$lock")"
 # -o: the test's own processes (daemons, a rank left behind) do not inherit the lock, so
-# nothing that outlives a test can hold up the next one.
-exec flock -o "$lock" "${BASH:-bash}" "$@"
+# nothing that outlives a test can hold up the next one. The log's last line says how long
+# the test ran once it had the lock (what CI's time is made of).
+exec flock -o "$lock" "${BASH:-bash}" -c \
+    's=$SECONDS; "${BASH:-bash}" "$@"; rc=$?; echo "($1: $((SECONDS - s)) s)"; exit $rc' _ "$@"
