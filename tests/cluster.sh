@@ -109,14 +109,20 @@ cluster_fault() {
     rm -f "$rcf" "$log"
     ( $(cluster_on a) "$@" > "$log" 2>&1 < /dev/null; echo $? > "$rcf" ) &
     job=$!
+    # Two ranks on each host at two looks in a row: a look can also count a rank of the
+    # previous job still on its way out.
+    local seen=0 na nb
     for _ in $(seq 600); do
-        [ "$(cluster_ranks_on a | wc -l)" -eq 2 ] && [ "$(cluster_ranks_on b | wc -l)" -eq 2 ] && break
+        na=$(cluster_ranks_on a | wc -l) nb=$(cluster_ranks_on b | wc -l)
+        if [ "$na" -eq 2 ] && [ "$nb" -eq 2 ]; then seen=$((seen + 1)); else seen=0; fi
+        [ "$seen" -ge 2 ] && break
         [ -e "$rcf" ] && break
         sleep 0.1
     done
     [ ! -e "$rcf" ] || { sed 's/^/  | /' "$log"; fail "the job ended before the fault"; }
-    [ "$(cluster_ranks_on b | wc -l)" -eq 2 ] || { "$left_fn" | awk '{print $1}' | xargs -r kill -KILL 2>/dev/null
-                                                   fail "the ranks did not start on both hosts"; }
+    [ "$seen" -ge 2 ] || { sed 's/^/  | /' "$log"; cluster_procs b | sed 's/^/  b: /'
+                           "$left_fn" | awk '{print $1}' | xargs -r kill -KILL 2>/dev/null
+                           fail "the ranks did not start on both hosts ($na on a, $nb on b)"; }
     sleep 2 # in mid-run: past the start, in the litmus cases
     start=$EPOCHREALTIME
     case $fault in
