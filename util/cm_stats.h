@@ -69,6 +69,7 @@
     _(offload_passes,     "passes of the offload thread over its pages (CHH*, NSH*)") \
     _(lock_acquires_local,  "lock acquires, lock homed here") \
     _(lock_acquires_remote, "lock acquires, lock homed elsewhere") \
+    _(lock_grants,        "locks given to another host that asked (twolevel: a host keeps a lock until then)") \
     _(sleeps,             "waits of the TreadMarks and PARMACS layers (conditions, PAUSE flags) that slept until woken") \
     _(sleep_wakes,        "wakes sent to processes asleep on a lock's word") \
     _(barriers,           "barriers") \

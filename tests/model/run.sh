@@ -59,7 +59,8 @@ quick=" cas-unsafe-wait cas-safe-wait mcs-unsafe-wait mcs-safe-wait
         wake-sleep-nap-late wake-sleep-no-flush
         twolevel-outgoing_keep_twin twolevel-early_unlock twolevel-no_leave twolevel-no_self
         twolevel-drop_writes twolevel-incoming_copy twolevel-incoming_keep_twin
-        twolevel-no_drain_wait twolevel-ignore_wn twolevel-ft_no_copy twolevel-ft_no_wait "
+        twolevel-no_drain_wait twolevel-ignore_wn twolevel-ft_no_copy twolevel-ft_no_wait
+        hostlock-no_recheck hostlock-ask_no_grant hostlock-next_late hostlock-stop_early "
 # Verifiers that try the processes in reverse order (pan's -DREVERSE): the two-level mutations
 # whose counterexample the default order finds after 10-50 M states find it within 0.5 M.
 # (A counterexample is one whatever the order; the passing searches keep the default order.)
@@ -260,10 +261,17 @@ for m in $twolevel_mut; do
     n=${m#*:}
     throttle; build "twolevel-${n,,}" twolevel.pml -DPROG=${m%%:*} "-D$n" &
 done
+# The two-level lock that stays at its host until another host asks (hostlock.pml): two
+# hosts of two processes; --full: two of them acquire twice (74 M states, 3 min).
+throttle; build hostlock hostlock.pml &
+[ "$full" = 1 ] && { throttle; build hostlock-2 hostlock.pml -DNACQ=2 & }
+for m in NO_RECHECK ASK_NO_GRANT NEXT_LATE STOP_EARLY; do
+    throttle; build "hostlock-${m,,}" hostlock.pml "-D$m" &
+done
 wait
 mechs="mech-line mech-mapped mech-offload mech-line-offload refetch-small refetch-add
-       twolevel-0 twolevel-1 twolevel-2 twolevel-ft"
-[ "$full" = 1 ] && mechs="$mechs refetch-safe refetch-two twolevel-0-ft"
+       twolevel-0 twolevel-1 twolevel-2 twolevel-ft hostlock"
+[ "$full" = 1 ] && mechs="$mechs refetch-safe refetch-two twolevel-0-ft hostlock-2"
 for name in $big $mechs; do
     throttle; check "$name" "$name" pass &
 done
@@ -332,6 +340,18 @@ done
 # A claim by host 1, copied in from the old home (9); a join that finds the claim BUSY (10).
 for p in 9 10; do
     check "probe-$p-twolevel-ft" twolevel-ft "$(reached $p)" $p
+done
+
+# The host lock: a release or a handler that misses an ask (no look after the unlock, a
+# handler that only records it, next cleared after the swap, a look that stops after finding
+# the place granted meanwhile) leaves another host waiting;
+# its five paths are reached (a kept place taken, the three ways it is given up, and a pass
+# inside the host although another host asked).
+for m in NO_RECHECK ASK_NO_GRANT NEXT_LATE STOP_EARLY; do
+    check "hostlock-${m,,}" "hostlock-${m,,}" "fail:invalid end state"
+done
+for p in 1 2 3 4 5; do
+    check "probe-$p-hostlock" hostlock "$(reached $p)" $p
 done
 
 # The lock whose release waits for nothing: exclusion and no process left waiting; a node

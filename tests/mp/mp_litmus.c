@@ -28,6 +28,9 @@
  *   reuse      pages read again in every interval (refetched at the acquire, CM_REFETCH),
  *              pages read every other interval (refetched, then left unused) and a page
  *              everyone writes (weak: a refetched copy gets no notice of later writes)
+ *   keep       one process takes a lock again and again while nobody else wants it, then each
+ *              other process takes it once, in rank order: each sees what the one before left
+ *              (two levels: the lock stays at its host until another host asks)
  *   all        every test above
  *
  *   mp_litmus TEST [--iters N] [--seed S] [--except churn]   (all but churn: a fixed work)
@@ -128,6 +131,36 @@ static void test_counter(void)
     cm_barrier();
     if (me == 0) {
         printf("litmus counter: %ld increments OK\n", *counter);
+    }
+}
+
+static void test_keep(void)
+{
+    long *v = cm_malloc(sizeof(long));
+
+    cm_barrier();
+    if (me == 0) {
+        for (int i = 0; i < iters; i++) {
+            cm_lock_acquire(9);
+            *v += 1;
+            cm_lock_release(9);
+        }
+    }
+    cm_barrier();
+    for (int r = 1; r < np; r++) {
+        if (me == r) {
+            cm_lock_acquire(9);
+            MP_CHECK(*v == iters + r - 1, "rank %d found %ld under the lock, expected %ld", me, *v,
+                     (long)iters + r - 1);
+            *v += 1;
+            cm_lock_release(9);
+        }
+        cm_barrier();
+    }
+    MP_CHECK(*v == iters + np - 1, "%ld after the barrier, expected %ld", *v, (long)iters + np - 1);
+    cm_barrier();
+    if (me == 0) {
+        printf("litmus keep: %d acquires by rank 0, then one by each other rank OK\n", iters);
     }
 }
 
@@ -573,6 +606,9 @@ int main(int argc, char **argv)
     }
     if (all || strcmp(test, "counter") == 0) {
         test_counter();
+    }
+    if (all || strcmp(test, "keep") == 0) {
+        test_keep();
     }
     if (all || strcmp(test, "barrier") == 0) {
         test_barrier();

@@ -85,6 +85,17 @@ for spec in 1,1 2,2 3,1; do
         [ "${v:-0}" -gt 0 ] || fail "no fault mapped the host's copy as it was"
     fi
 done
+note "two hosts, 1+1: a lock stays at the host that took it until the other host asks"
+cluster_run 1,1 CM_PROTOCOL=twolevel CM_STATS="$cluster_dir/s.json" "$MP/mp_litmus" keep --iters 20
+expect_out "^litmus keep: OK$"
+l=$(stats_total lock_acquires_local "$cluster_dir/s.json")
+r=$(stats_total lock_acquires_remote "$cluster_dir/s.json")
+g=$(stats_total lock_grants "$cluster_dir/s.json")
+echo "  acquires inside the host $l, between hosts $r, grants $g"
+# Rank 0: its first acquire between hosts, 19 inside (nobody asked); rank 1: one between hosts,
+# granted by rank 0's host.
+[ "$l" = 19 ] && [ "$r" = 2 ] && [ "$g" = 1 ] ||
+    fail "expected 19 acquires inside the host, 2 between hosts and 1 grant"
 note "two hosts, 2+2, homes round robin (CM_FIRST_TOUCH=no): no home moves"
 cluster_run 2,2 CM_PROTOCOL=twolevel CM_FIRST_TOUCH=no CM_STATS="$cluster_dir/s.json" "$MP/mp_litmus" all --iters 20
 expect_out "^litmus all: OK$"

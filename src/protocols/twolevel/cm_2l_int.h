@@ -63,9 +63,9 @@ typedef struct {
 typedef struct {
     uint32_t m;        /* the host's mutex: 0 free, 1 held, 2 maybe waited for (futex) */
     uint32_t waiters;  /* processes here committed to taking it */
-    uint32_t held;     /* the host has the lock's place between hosts ... */
-    uint32_t owner;    /* ... taken by this rank */
-    uint32_t passes;   /* passes inside the host since */
+    uint32_t held;     /* the host has a place in the lock's queue between hosts */
+    uint32_t next;     /* the rank (+ 1) of another host queued behind that place (an ask) */
+    uint32_t passes;   /* passes to a process of the host since the ask */
     uint32_t pad[3];
 } cm_2l_lock_t;
 
@@ -202,6 +202,7 @@ static inline bool cm_2l_must_progress(void)
 /* ---- locks and barriers (cm_2l_sync.c) ---- */
 bool cm_2l_mutex_trylock(cm_2l_lock_t *l);
 void cm_2l_mutex_unlock(cm_2l_lock_t *l);
+cm_status_t cm_2l_sync_init(void);
 cm_status_t cm_2l_lock_take(unsigned id);
 cm_status_t cm_2l_lock_give(unsigned id);
 cm_status_t cm_2l_barrier_wait(void);

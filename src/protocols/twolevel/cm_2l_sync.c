@@ -4,12 +4,23 @@
  * between hosts.
  *
  * A lock is a mutex in the host's memory (a futex word and a count of the processes waiting
- * for it) and, where the job has more than one host, a place in the lock's MCS queue between
- * hosts, taken by the process that found the host without one. A release that sees a process
- * of its host waiting passes the mutex on and keeps the host's place (at most CM_2L_PASSES
- * times in a row, so that other hosts get their turn); else it gives the place up, on behalf
- * of whoever took it (cm_mcs_release_owner), then the mutex. A host never keeps a place
- * nobody of it waits for: a process counted as waiting takes the mutex next.
+ * for it) and, where the job has more than one host, the host's place in the lock's queue
+ * between hosts, which the host keeps until another host asks for it (as TreadMarks keeps a
+ * lock at its last holder; tests/model/hostlock.pml):
+ *   acquire  the mutex; a host that holds a place has the lock: nothing crosses the network.
+ *            Else the process swaps itself into the lock's tail (at its home) and, behind
+ *            another host's place, asks that process (a message) and waits for its grant.
+ *   release  if another host asked, grant it the place, unless a process of the host waits
+ *            for the mutex and it passed inside the host fewer than CM_2L_PASSES times since
+ *            the ask; else the host keeps it. Unlock, then look for an ask once more (below).
+ *   ask      (a handler, in whichever thread progresses) record the asker in `next`, then
+ *            take the mutex if it is free and grant if the host holds the place. A taken
+ *            mutex is someone's who looks at `next` after unlocking: the handler and every
+ *            unlock store, fence, then load what the other stores (a Dekker pair).
+ * A release costs nothing between hosts where nobody else asked; a lock going from host to
+ * host costs a swap at its home, an ask and a grant. The old place (released to its home with
+ * a compare-and-swap at every release nobody of the host waited for) cost BARNES 530 k
+ * round trips per process across two hosts.
  *
  * A barrier: the host's processes arrive at its leader, which waits for them, takes part in
  * a dissemination barrier of the hosts' leaders, and lets them go.
@@ -25,12 +36,20 @@
 #include "util/cm_stats.h"
 
 #include <linux/futex.h>
+#include <string.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Passes inside a host before its place between hosts goes to the next host in the queue. */
+/* Passes inside a host, after another host asked, before the place goes to it. */
 #define CM_2L_PASSES 16
+
+#define CM_2L_AM_ASK   22 /* ids in use: cm_2l_batch.c */
+#define CM_2L_AM_GRANT 23
+
+typedef struct {
+    uint32_t lock, rank;
+} cm_2l_ask_t;
 
 static void cm_2l_futex_wait(uint32_t *word, uint32_t val)
 {
@@ -126,23 +145,135 @@ static void cm_2l_lock_addr(unsigned id, int *home, uint64_t **tail, cm_mcs_qnod
                                        (size_t)id * CM_META_LOCK_QNODE);
 }
 
-cm_status_t cm_2l_lock_take(unsigned id)
+/* Under the mutex: whether the place goes now. Another host asked, and nobody of this host
+ * waits for the mutex or it passed inside the host CM_2L_PASSES times since the ask: a lock
+ * every process contends for would otherwise cross between hosts at every release (RAYTRACE's
+ * work counter ran 2.4x slower). A process counted as waiting takes the mutex next and looks
+ * again at its release. */
+static bool cm_2l_lock_may_grant(const cm_2l_lock_t *l)
 {
-    cm_2l_lock_t *l = &cm_2l.locks[id];
+    return l->held && __atomic_load_n(&l->next, __ATOMIC_ACQUIRE) != 0 &&
+           (__atomic_load_n(&l->waiters, __ATOMIC_ACQUIRE) == 0 || l->passes >= CM_2L_PASSES);
+}
+
+/* Under the mutex, the host holding the place and another host's process asking for it: the
+ * place is theirs. A message nothing waits for (handlers may only post); whatever the lock
+ * protected was released before the mutex was (the protocol's release comes first). */
+static cm_status_t cm_2l_lock_grant(unsigned id, cm_2l_lock_t *l)
+{
+    uint32_t to = __atomic_load_n(&l->next, __ATOMIC_ACQUIRE) - 1;
+
+    l->held   = 0;
+    l->passes = 0;
+    __atomic_store_n(&l->next, 0, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&cm_2l.st.lock_grants, 1, __ATOMIC_RELAXED); /* the handler may run beside us */
+    return cm_rma_am_post(cm_2l.rma, (int)to, CM_2L_AM_GRANT, &id, sizeof(id));
+}
+
+/* Every unlock: an ask that came while the mutex was taken left its asker in `next` for us.
+ * Where the place may not go yet, a process of the host waits for the mutex and looks again
+ * at its own release. */
+static cm_status_t cm_2l_lock_unlock(unsigned id, cm_2l_lock_t *l)
+{
+    for (;;) {
+        cm_2l_mutex_unlock(l);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&l->next, __ATOMIC_ACQUIRE) == 0 || !cm_2l_mutex_trylock(l)) {
+            return CM_OK;
+        }
+        if (cm_2l_lock_may_grant(l)) {
+            CM_CHECK(cm_2l_lock_grant(id, l));
+        } else if (__atomic_load_n(&l->next, __ATOMIC_ACQUIRE) != 0) {
+            cm_2l_mutex_unlock(l); /* a waiter here takes it next: one ask per place, no other */
+            return CM_OK;
+        } /* else granted meanwhile: unlock and look again, a new ask may have found us */
+    }
+}
+
+static void cm_2l_on_ask(void *arg, int src, const void *data, size_t len)
+{
+    cm_2l_ask_t a;
+    cm_2l_lock_t *l;
+
+    (void)arg;
+    (void)src;
+    cm_assert(len == sizeof(a));
+    memcpy(&a, data, sizeof(a));
+    cm_assert(a.lock < cm_2l.meta->nlocks);
+    l = &cm_2l.locks[a.lock];
+    /* One process behind a place: nobody asked for this one before. */
+    cm_assert(__atomic_load_n(&l->next, __ATOMIC_RELAXED) == 0);
+    __atomic_store_n(&l->next, a.rank + 1, __ATOMIC_RELEASE);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (cm_2l_mutex_trylock(l)) {
+        if (cm_2l_lock_may_grant(l)) {
+            (void)cm_2l_lock_grant(a.lock, l); /* a failed post ends the job where it fails */
+        }
+        (void)cm_2l_lock_unlock(a.lock, l);
+    }
+}
+
+static void cm_2l_on_grant(void *arg, int src, const void *data, size_t len)
+{
+    unsigned id;
     int home;
     uint64_t *tail;
     cm_mcs_qnode_t *q;
 
+    (void)arg;
+    (void)src;
+    cm_assert(len == sizeof(id));
+    memcpy(&id, data, sizeof(id));
+    cm_assert(id < cm_2l.meta->nlocks);
+    cm_2l_lock_addr(id, &home, &tail, &q);
+    __atomic_store_n(&q->locked, 0, __ATOMIC_RELEASE);
+}
+
+cm_status_t cm_2l_sync_init(void)
+{
+    CM_CHECK(cm_rma_am_set_handler(cm_2l.rma, CM_2L_AM_ASK, cm_2l_on_ask, NULL,
+                                   "a lock's ask from another host"));
+    return cm_rma_am_set_handler(cm_2l.rma, CM_2L_AM_GRANT, cm_2l_on_grant, NULL,
+                                 "a lock's grant from another host");
+}
+
+cm_status_t cm_2l_lock_take(unsigned id)
+{
+    cm_2l_lock_t *l = &cm_2l.locks[id];
+    cm_2l_ask_t ask = {.lock = id, .rank = (uint32_t)cm_2l.rank};
+    uint64_t pred = 0;
+    int home;
+    uint64_t *tail;
+    cm_mcs_qnode_t *q;
+
+    if (cm_2l.nhosts > 1 && cm_2l_must_progress()) {
+        /* No progress thread: asks are served where we progress. A host whose processes
+           take a lock it keeps again and again, and nothing else, would otherwise never see
+           the ask another host waits on (litmus msgpass hung at 2+2, CM_PROGRESS_THREAD=off). */
+        cm_rma_progress(cm_2l.rma);
+    }
     cm_2l_mutex_lock(l);
     if (cm_2l.nhosts == 1 || l->held) {
         cm_2l.st.lock_acquires_local++; /* inside the host: its shared memory only */
         return CM_OK;
     }
     cm_2l_lock_addr(id, &home, &tail, &q);
-    CM_CHECK(cm_mcs_acquire(cm_2l.rma, home, tail, q, NULL));
+    /* Before the tail names us: an ask may come as soon as it does. */
+    cm_assert(__atomic_load_n(&l->next, __ATOMIC_RELAXED) == 0);
+    q->locked = 1;
     l->held   = 1;
-    l->owner  = (uint32_t)cm_2l.rank;
     l->passes = 0;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    CM_CHECK(cm_rma_swap(cm_2l.rma, home, tail, (uint64_t)cm_2l.rank + 1, &pred));
+    if (pred != 0) {
+        /* Another host's place: a host is in a lock's queue once (its place is given up
+           before its processes take another). */
+        cm_assert(cm_2l.hosts->host_of[pred - 1] != cm_2l.host);
+        CM_CHECK(cm_rma_am_send(cm_2l.rma, (int)pred - 1, CM_2L_AM_ASK, &ask, sizeof(ask)));
+        cm_rma_wait_u64(cm_2l.rma, (uint64_t *)&q->locked, CM_CMP_EQ, 0,
+                        CM_RMA_WHY("the grant of a lock from rank %a's host, ahead in its queue",
+                                   NULL, pred - 1, 0, (int)pred - 1));
+    }
     cm_2l.st.lock_acquires_remote++;
     return CM_OK;
 }
@@ -151,21 +282,16 @@ cm_status_t cm_2l_lock_give(unsigned id)
 {
     cm_2l_lock_t *l = &cm_2l.locks[id];
 
-    if (cm_2l.nhosts > 1) {
-        if (__atomic_load_n(&l->waiters, __ATOMIC_ACQUIRE) > 0 && l->passes < CM_2L_PASSES) {
-            l->passes++; /* the host keeps its place: a process here takes the mutex next */
-        } else {
-            int home;
-            uint64_t *tail;
-            cm_mcs_qnode_t *q;
-
-            cm_2l_lock_addr(id, &home, &tail, &q);
-            CM_CHECK(cm_mcs_release_owner(cm_2l.rma, (int)l->owner, home, tail, q));
-            l->held = 0;
-        }
+    if (cm_2l.nhosts == 1) {
+        cm_2l_mutex_unlock(l);
+        return CM_OK;
     }
-    cm_2l_mutex_unlock(l);
-    return CM_OK;
+    if (cm_2l_lock_may_grant(l)) {
+        CM_CHECK(cm_2l_lock_grant(id, l)); /* asked while we held it */
+    } else if (l->held && __atomic_load_n(&l->next, __ATOMIC_ACQUIRE) != 0) {
+        l->passes++; /* to a process of this host first */
+    }
+    return cm_2l_lock_unlock(id, l);
 }
 
 /* ---- barriers ------------------------------------------------------------------------- */

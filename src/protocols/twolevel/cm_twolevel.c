@@ -666,6 +666,7 @@ static cm_status_t cm_2l_init(const cm_protocol_ctx_t *ctx)
     CM_CHECK(cm_2l_map_views(ctx));
     CM_CHECK(cm_2l_node_init(ctx));
     CM_CHECK(cm_2l_batch_init());
+    CM_CHECK(cm_2l_sync_init());
     bseg = cm_meta_wn_bin_seg(ctx->meta, ctx->meta_base);
     CM_CHECK(cm_wn_bin_init(&cm_2l.bins, cm_2l.rma, &bseg));
     cm_barrier_init_group(&cm_2l.barrier, cm_2l.rma,
