@@ -3,7 +3,6 @@
 #include "locks/cm_mcs.h"
 #include "util/cm_error.h"
 
-#include <sched.h>
 #include <string.h>
 
 /* Our node, ready before anyone can find it through the tail. */
@@ -99,29 +98,6 @@ cm_status_t cm_mcs_release(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode
     if (before_handoff != NULL) {
         CM_CHECK(before_handoff((int)succ - 1, arg));
     }
-    return cm_mcs_handoff(rma, qnode, succ);
-}
-
-cm_status_t cm_mcs_release_owner(cm_rma_t *rma, int owner, int home, uint64_t *tail,
-                                 cm_mcs_qnode_t *qnode)
-{
-    uint64_t me = (uint64_t)owner + 1, old, succ = 0;
-
-    if (owner == cm_rma_rank(rma)) {
-        return cm_mcs_release(rma, home, tail, qnode, NULL, NULL, NULL);
-    }
-    CM_CHECK(cm_rma_get(rma, owner, &succ, (const void *)&qnode->next, sizeof(succ)));
-    if (succ == 0) {
-        CM_CHECK(cm_rma_cswap(rma, home, tail, me, 0, &old));
-        if (old == me) {
-            return CM_OK;
-        }
-        while (succ == 0) { /* the successor's link is on its way to owner's node */
-            sched_yield();
-            CM_CHECK(cm_rma_get(rma, owner, &succ, (const void *)&qnode->next, sizeof(succ)));
-        }
-    }
-    cm_assert(succ >= 1 && (int)succ <= cm_rma_nprocs(rma) && succ != me);
     return cm_mcs_handoff(rma, qnode, succ);
 }
 

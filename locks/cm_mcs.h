@@ -65,15 +65,6 @@ cm_status_t cm_mcs_release(cm_rma_t *rma, int home, uint64_t *tail, cm_mcs_qnode
  * has linked (and found RELEASED). Uncontended, a lock whose tail is elsewhere costs one round
  * trip (the acquire's fetch-and-store) instead of two.
  */
-/*
- * The release of the queue position that rank `owner` took (its node, at the same address
- * there), by another process that reaches owner's memory (a process of its host, to which the
- * lock was passed while its host kept its place in the queue). As cm_mcs_release, owner's node
- * read by gets; a successor's link still on its way is waited for by polling.
- */
-cm_status_t cm_mcs_release_owner(cm_rma_t *rma, int owner, int home, uint64_t *tail,
-                                 cm_mcs_qnode_t *qnode);
-
 #define CM_MCS_RELEASED (1ull << 32)
 
 typedef struct {

@@ -36,8 +36,8 @@
 #include "util/cm_stats.h"
 
 #include <linux/futex.h>
-#include <string.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -261,8 +261,7 @@ cm_status_t cm_2l_lock_take(unsigned id)
     /* Before the tail names us: an ask may come as soon as it does. */
     cm_assert(__atomic_load_n(&l->next, __ATOMIC_RELAXED) == 0);
     q->locked = 1;
-    l->held   = 1;
-    l->passes = 0;
+    l->held   = 1; /* passes: 0 since the last grant */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     CM_CHECK(cm_rma_swap(cm_2l.rma, home, tail, (uint64_t)cm_2l.rank + 1, &pred));
     if (pred != 0) {
