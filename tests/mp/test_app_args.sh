@@ -5,6 +5,9 @@
 . "$top_srcdir/tests/lib.sh"
 use_shm
 export CM_APPS_DIR="$top_builddir/apps"
+# A usage error ends every rank with status 2; mpirun then waits odls_base_sigkill_timeout
+# (1 s) between its SIGTERM and SIGKILL of ranks already gone. Nothing here needs the wait.
+export OMPI_MCA_odls_base_sigkill_timeout=0
 QUICK=30
 
 # Every app's size flags (the app_long calls in apps/*.c).

@@ -5,11 +5,12 @@
 # choosing its transports: shared memory inside a host, TCP across.
 #   - the ranks run on both hosts and one job mixes the transports (statistics: transports);
 #   - every litmus case under every variant of the table whose fabric is "any" (C and NS), with
-#     both directory forms, and TreadMarks with fault and scan write detection, at 2 hosts x 1
-#     and 2 hosts x 2 processes;
+#     both directory forms (one at each layout), and TreadMarks with fault and scan write
+#     detection, at 2 hosts x 1 and 2 hosts x 2 processes;
 #   - the variants that map peers' memory (NH) are refused in one line naming the peers on the
 #     other host, within seconds;
-#   - the nine apps at test size verify at 2 hosts x 2 under every setting that runs;
+#   - the nine apps at test size verify at 2 hosts x 2 under TreadMarks and half the variants
+#     each (every variant 4 or 5 apps; CMT_CLUSTER_MATRIX=full: every pair);
 #   - one stress round across the hosts (stress.sh --transports hosts, time-bounded).
 # Hosts that share /dev/shm and IPC (the launcher sees two nodes, UCX one machine):
 # test_onekernel.sh.
@@ -33,25 +34,42 @@ two_hosts
 grep -q '"transports": "[^"]*tcp/cmveth' "$stats" || fail "no rank reached another over tcp/cmveth"
 grep -Eq '"transports": "[^"]*(posix|sysv)/memory' "$stats" || fail "no rank used shared memory inside its host"
 
-settings=("CM_PROTOCOL=treadmarks" "CM_PROTOCOL=treadmarks CM_TMK_WRITE_DETECT=scan")
+# The variants that run across hosts; TreadMarks in both write detections. At each layout a
+# variant runs one directory form, the other at the other layout (CMT_CLUSTER_MATRIX=full: both
+# forms at both), so that every variant meets both forms across the hosts.
+tmk=("CM_PROTOCOL=treadmarks" "CM_PROTOCOL=treadmarks CM_TMK_WRITE_DETECT=scan")
+variants=()
 mapped=()
 while read -r v avail rest; do
     case "$rest" in
         *fabric=map*) mapped+=("$v") ;;
-        *fabric=any*) for dir in cas mcs; do
-                          settings+=("CM_PROTOCOL=cashmere CM_VARIANT=$v CM_DIRECTORY=$dir")
-                      done ;;
+        *fabric=any*) variants+=("$v") ;;
         *) fail "cm_info --variants: no fabric for $v" ;;
     esac
 done < <("$CM_INFO" --variants)
 [ ${#mapped[@]} -gt 0 ] || fail "cm_info --variants lists no variant that maps peers' memory"
+[ ${#variants[@]} -gt 0 ] || fail "cm_info --variants lists no variant that runs across hosts"
+full=0
+case "${CMT_CLUSTER_MATRIX:=rotate}" in
+    full) full=1 ;; rotate) ;; *) fail "CMT_CLUSTER_MATRIX='$CMT_CLUSTER_MATRIX': rotate or full" ;;
+esac
 
+l=0
 for layout in 1,1 2,2; do
+    settings=("${tmk[@]}")
+    for i in "${!variants[@]}"; do
+        for d in 0 1; do
+            [ $full = 1 ] || [ $(((i + l) % 2)) = $d ] || continue
+            dir=(cas mcs)
+            settings+=("CM_PROTOCOL=cashmere CM_VARIANT=${variants[$i]} CM_DIRECTORY=${dir[$d]}")
+        done
+    done
     for setting in "${settings[@]}"; do
         note "litmus, hosts x processes ${layout/,/ + }, $setting"
         cluster_run $layout $setting "$MP/mp_litmus" all --iters 20 --seed 7
         expect_out "^litmus all: OK$"
     done
+    l=$((l + 1))
 done
 
 for v in "${mapped[@]}"; do
@@ -64,9 +82,17 @@ for v in "${mapped[@]}"; do
     [ "$(count_out 'error:')" = 1 ] || fail "the refusal is not the only error line"
 done
 
+# Every app under TreadMarks (both detections) and half the variants, the other half at the
+# next app (one-host runs of every pair: test_apps.sh), so every variant runs 4 or 5 apps here.
+a=0
 for app in sor sor_l gauss fft mgrid em3d water mp3d appbt; do
+    settings=("${tmk[@]}")
+    for i in "${!variants[@]}"; do
+        [ $full = 1 ] || [ $(((i + a) % 2)) = 0 ] || continue
+        settings+=("CM_PROTOCOL=cashmere CM_VARIANT=${variants[$i]} CM_DIRECTORY=cas")
+    done
+    a=$((a + 1))
     for setting in "${settings[@]}"; do
-        case "$setting" in *CM_DIRECTORY=mcs) continue ;; esac # one directory form per app run
         note "$app at test size, 2 hosts x 2, $setting"
         cluster_run 2,2 $setting $app --size test
         expect_out "^VERIFY OK$"
@@ -75,7 +101,7 @@ done
 # Before tm_fini waited for the others, 8 of 20 such runs freed memory still in use (glibc's
 # "double free or corruption" after the program's last line; mp_finale.c).
 note "a write after the last barrier across the hosts, 2 + 2, 5 runs under each TreadMarks setting"
-for setting in "${settings[@]:0:2}"; do
+for setting in "${tmk[@]}"; do
     for _ in 1 2 3 4 5; do
         cluster_run 2,2 $setting "$MP/mp_finale"
         expect_out "^mp_finale: 4 processes"

@@ -60,12 +60,18 @@ for setting in "${settings[@]}"; do
     done
 done
 
+# The clean run of the same job is a reference for the report only (docs/CLUSTER.md's table):
+# CMT_LOSSY_REFERENCE=1 runs it (4 to 25 s each; CI's time is bounded).
 outage=("$MP/mp_litmus" all --iters 400 --seed 9) # 4 to 25 s here on a clean link
 for setting in "${settings[@]}"; do
-    note "$setting: litmus on a clean link, then with the link down for 3 s in mid-run"
-    timed "$setting" "${outage[@]}"
-    expect_out "^litmus all: OK$"
-    clean=$secs
+    clean=-1
+    if [ "${CMT_LOSSY_REFERENCE:-0}" = 1 ]; then
+        note "$setting: litmus on a clean link (the reference)"
+        timed "$setting" "${outage[@]}"
+        expect_out "^litmus all: OK$"
+        clean=$secs
+    fi
+    note "$setting: litmus with the link down for 3 s in mid-run"
     log="$cluster_dir/down.log"
     rm -f "$cluster_dir/rc"
     start=$EPOCHREALTIME
@@ -92,8 +98,13 @@ for setting in "${settings[@]}"; do
     wait "$job"
     [ "$(cat "$cluster_dir/rc")" = 0 ] || fail "$setting: the job failed after a 3 s outage"
     grep -q "^litmus all: OK$" "$log" || fail "$setting: the litmus cases failed after a 3 s outage"
-    report+=("$(printf '%-40s %-28s clean %6.2f s, 3 s outage %6.2f s' "$setting" \
-        "litmus all --iters 400" "$clean" "$secs")")
+    if [ "$clean" = -1 ]; then
+        report+=("$(printf '%-40s %-28s clean (not run), 3 s outage %6.2f s' "$setting" \
+            "litmus all --iters 400" "$secs")")
+    else
+        report+=("$(printf '%-40s %-28s clean %6.2f s, 3 s outage %6.2f s' "$setting" \
+            "litmus all --iters 400" "$clean" "$secs")")
+    fi
     echo "  ${report[-1]}"
 done
 note "summary (2 + 2 ranks, $LOSS loss each way over TCP)"
