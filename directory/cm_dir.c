@@ -11,6 +11,7 @@
 #include "config.h"
 #include "directory/cm_dir_int.h"
 #include "locks/cm_mcs.h"
+#include "util/cm_trace.h"
 #include "util/cm_error.h"
 #include "util/cm_log.h"
 
@@ -354,18 +355,26 @@ cm_status_t cm_dir_update_seen(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
                                cm_dir_held_fn_t held, void *arg, uint64_t seen,
                                cm_dir_entry_t *after, cm_dir_effects_t *fx)
 {
+    const uint64_t t0 = cm_trace_begin();
+    cm_status_t status;
+
     if (held == NULL) {
         held = cm_dir_no_held;
     }
     fx->as_seen = false;
     switch (dir->impl) {
     case CM_DIR_IMPL_ADD:
-        return cm_dir_add_update(dir, page, op, held, arg, seen, after, fx);
+        status = cm_dir_add_update(dir, page, op, held, arg, seen, after, fx);
+        break;
     case CM_DIR_IMPL_CAS:
-        return cm_dir_cas_update(dir, page, op, held, arg, seen, after, fx);
+        status = cm_dir_cas_update(dir, page, op, held, arg, seen, after, fx);
+        break;
     default:
-        return cm_dir_mcs_update(dir, page, op, held, arg, after, fx);
+        status = cm_dir_mcs_update(dir, page, op, held, arg, after, fx);
+        break;
     }
+    cm_trace_end(CM_TRACE_DIR_UPDATE, t0, page, cm_dir_home_of(dir, page), 0);
+    return status;
 }
 
 cm_status_t cm_dir_update(cm_dir_t *dir, uint64_t page, cm_dir_op_t op, cm_dir_held_fn_t held,

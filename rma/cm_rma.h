@@ -465,6 +465,17 @@ cm_status_t cm_rma_am_send(cm_rma_t *rma, int pe, unsigned id, const void *data,
 cm_status_t cm_rma_am_post(cm_rma_t *rma, int pe, unsigned id, const void *data, size_t len);
 
 /*
+ * The job's one clock (rma/cm_rma_clock.c), collective: this rank's CLOCK_MONOTONIC against
+ * rank 0's by Cristian's algorithm, the best of tries round trips. Rank 0's own is 0, 0.
+ */
+typedef struct {
+    int64_t  offset_ns; /* rank 0's clock minus this one's, at at_ns */
+    uint64_t error_ns;  /* the bound on offset_ns's error: half the shortest round trip */
+    uint64_t at_ns;     /* when, on this rank's clock */
+} cm_rma_clock_t;
+cm_status_t cm_rma_clock_sync(cm_rma_t *rma, int tries, cm_rma_clock_t *c);
+
+/*
  * For code that drives the UCX worker itself (cm_bench's raw UCX figures, the
  * TreadMarks waits):
  * between enter and leave the caller progresses the worker and the progress

@@ -134,6 +134,15 @@
       "total counts and times on stderr (rows zero in every process left out); a path (with a / " \
       "or a ., e.g. ./stats.json) = every row as JSON written to that file (and no table), whose " \
       "directory must be writable when the job starts; `cm_stats FILE` prints it as CSV.") \
+    _(trace, TRACE, OUTPUT, "", "off", "protocol", \
+      "The protocol event trace: empty or off = none; a path prefix (with a / or a ., e.g. " \
+      "./run) = each process writes PREFIX.RANK.cmtrace: its page faults, fetches, locks, " \
+      "barriers, acquires and releases, diffs and requests, and the phases of the statistics' " \
+      "timers, with times on one clock (offsets to rank 0's measured at start and end). " \
+      "`cm_trace PREFIX` turns them into Chrome/Perfetto trace-event JSON or CSV.") \
+    _(trace_buffer, TRACE_BUFFER, UINT, "65536", "1..1073741824", "protocol", \
+      "Events each thread keeps in memory under CM_TRACE (40 bytes each) before it writes them " \
+      "to its process's file.") \
     _(progress_thread, PROGRESS_THREAD, ENUM, "auto", "auto|on|off", "runtime", \
       "Thread that serves peers' one-sided operations while this process computes or blocks. Needed " \
       "where the transport emulates RMA in software (TCP). auto: start it when some peer's memory is " \

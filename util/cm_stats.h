@@ -9,7 +9,9 @@
 #define CM_STATS_H
 
 #include "util/cm_time.h"
+#include "util/cm_trace.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -30,7 +32,8 @@
     _(page_copy_ns,  "copying or mapping whole pages into place (Cashmere's page fills; TreadMarks's page replies)") \
     _(write_through_ns, "completing write-through at releases and acquires (merge buffer, settle, remote completion)") \
     _(data_wait_ns,  "TreadMarks: waiting for the replies of page and diff requests at faults") \
-    _(twin_diff_ns,  "TreadMarks: making twins, encoding and applying diffs, scanning for writes")
+    _(twin_diff_ns,  "TreadMarks: making twins, encoding and applying diffs, scanning for writes") \
+    _(trace_ns,      "writing the event trace's buffers to its file (CM_TRACE)")
 
 /* Counts. */
 #define CM_STATS_COUNTERS(_) \
@@ -124,6 +127,13 @@
     _(msg_bytes_diff,     "bytes of diff replies") \
     _(msg_bytes_page,     "bytes of page replies")
 
+enum {
+#define CM_STATS_COUNT_(_name, _doc) CM_STATS_T_##_name,
+    CM_STATS_TIMERS(CM_STATS_COUNT_)
+#undef CM_STATS_COUNT_
+    CM_STATS_NTIMERS
+};
+
 typedef struct {
 #define CM_STATS_FIELD(_name, _doc) uint64_t _name;
     CM_STATS_TIMERS(CM_STATS_FIELD)
@@ -144,6 +154,16 @@ typedef struct {
 extern __thread uint64_t *cm_stats_phase_acc __attribute__((tls_model("initial-exec")));
 extern __thread uint64_t cm_stats_phase_t0 __attribute__((tls_model("initial-exec")));
 
+/* The event trace (CM_TRACE) records each phase entered and left, named by its timer's place
+ * in the process's statistics: the protocol's, set by its init (cm_stats_phase_base). */
+extern cm_stats_t *cm_stats_phase_stats;
+void cm_stats_phase_trace(uint64_t *acc, bool enter);
+
+static inline void cm_stats_phase_base(cm_stats_t *st)
+{
+    cm_stats_phase_stats = st;
+}
+
 static inline void cm_stats_phase_charge(uint64_t now)
 {
     if (cm_stats_phase_acc != NULL) {
@@ -160,11 +180,17 @@ static inline uint64_t *cm_stats_phase_enter(uint64_t *acc)
 
     cm_stats_phase_charge(cm_ticks());
     cm_stats_phase_acc = acc;
+    if (__builtin_expect(cm_trace_on, 0)) {
+        cm_stats_phase_trace(acc, true);
+    }
     return outer;
 }
 
 static inline void cm_stats_phase_leave(uint64_t *outer)
 {
+    if (__builtin_expect(cm_trace_on, 0)) {
+        cm_stats_phase_trace(cm_stats_phase_acc, false);
+    }
     cm_stats_phase_charge(cm_ticks());
     cm_stats_phase_acc = outer;
 }

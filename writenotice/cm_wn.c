@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "config.h"
 #include "writenotice/cm_wn.h"
+#include "util/cm_trace.h"
 #include "util/cm_error.h"
 #include "util/cm_log.h"
 
@@ -62,6 +63,7 @@ cm_status_t cm_wn_post(cm_wn_t *wn, int target, uint64_t page)
     uint64_t old, cur, next, pending;
     bool reserved = false;
 
+    cm_trace_instant(CM_TRACE_NOTICE_POST, page, target, 0);
     CM_CHECK(cm_rma_get(wn->rma, target, &pending, &wn->pending[page], sizeof(pending)));
     if (pending != 0) {
         wn->suppressed++; /* a reserved notice is waiting there, not yet visited */
@@ -105,6 +107,9 @@ cm_status_t cm_wn_drain(cm_wn_t *wn, cm_wn_visit_fn_t visit, void *arg, bool *ov
     cur = __atomic_load_n(wn->ctl, __ATOMIC_ACQUIRE);
     head = CM_WN_HEAD(cur);
     n    = CM_WN_TAIL(cur) - head;
+    if (n != 0) {
+        cm_trace_instant(CM_TRACE_DRAIN, 0, -1, n);
+    }
     for (uint32_t i = 0; i < n; i++) {
         volatile uint64_t *slot = &wn->slots[(head + i) & (wn->cap - 1)];
         uint64_t page;

@@ -2,6 +2,7 @@
 /* Write notices in per-sender bins: see cm_wn_bin.h. */
 #include "config.h"
 #include "writenotice/cm_wn_bin.h"
+#include "util/cm_trace.h"
 #include "util/cm_error.h"
 #include "util/cm_log.h"
 
@@ -65,6 +66,7 @@ cm_status_t cm_wn_bin_post(cm_wn_bin_t *wb, int target, uint64_t page)
     uint64_t seen_head = __atomic_load_n(&wb->heads[target], __ATOMIC_ACQUIRE);
 
     cm_assert(target != wb->rank && target >= 0 && target < wb->nprocs);
+    cm_trace_instant(CM_TRACE_NOTICE_POST, page, target, 0);
     if (!wb->unsent[target]) {
         wb->unsent[target]          = true;
         wb->touched[wb->ntouched++] = target;
@@ -116,6 +118,7 @@ cm_status_t cm_wn_bin_drain(cm_wn_bin_t *wb, cm_wn_bin_visit_fn_t visit, void *a
             continue;
         }
         cm_assert(tail - wb->head[s] <= wb->cap); /* the sender never overtakes our head */
+        cm_trace_instant(CM_TRACE_DRAIN, 0, s, (uint32_t)(tail - wb->head[s]));
         for (; wb->head[s] != tail; wb->head[s]++) {
             uint64_t v = __atomic_load_n(&bin[2 + (wb->head[s] & (wb->cap - 1))],
                                          __ATOMIC_RELAXED);

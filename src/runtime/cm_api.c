@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "src/runtime/cm_heap.h"
+#include "util/cm_trace.h"
 #include "util/cm_log.h"
 #include "src/protocols/cm_protocol.h"
 #include "src/access/cm_replica_heap.h"
@@ -85,6 +86,15 @@ __attribute__((noreturn)) static void cm_api_heap_exhausted(size_t size)
              local, set_aside, fits);
 }
 
+/* CM_TRACE: a block of the region and who asked for it (the report names pages by it). */
+static void cm_api_trace_alloc(uint64_t off, size_t size, const void *caller)
+{
+    if (__builtin_expect(cm_trace_on, 0)) {
+        cm_trace_emit(CM_TRACE_ALLOC, cm_time_ns(), (uint64_t)(uintptr_t)caller, off, -1,
+                      (size > UINT32_MAX) ? UINT32_MAX : (uint32_t)size, 0);
+    }
+}
+
 void *cm_malloc(size_t size)
 {
     uint64_t off;
@@ -101,6 +111,7 @@ void *cm_malloc(size_t size)
         cm_api_heap_exhausted(size);
     }
     cm_api_check(status, "cm_malloc");
+    cm_api_trace_alloc(off, size, __builtin_return_address(0));
     return (char *)cm_rt.shared_base + off;
 }
 
@@ -138,6 +149,8 @@ void *cm_malloc_local(size_t size)
                  size, cm_rt.local_heap.in_use, cm_rt.local_arena);
     }
     cm_api_check(status, "cm_malloc_local");
+    cm_api_trace_alloc(cm_rt_local_arena() - (uintptr_t)cm_rt.shared_base + off, size,
+                       __builtin_return_address(0));
     return (void *)(cm_rt_local_arena() + off);
 }
 
@@ -172,11 +185,18 @@ static void cm_api_lock_id(int id, const char *fn)
 /* The call as the outermost frame of whatever it waits for (CM_STUCK_REPORT). */
 void cm_lock_acquire(int id)
 {
+    uint64_t t0;
+
     cm_api_require("cm_lock_acquire");
     cm_api_lock_id(id, "cm_lock_acquire");
     CM_RT_ENTER();
     cm_rma_why_push(cm_rt.rma, CM_RMA_WHY("cm_lock_acquire(%a)", NULL, (uint64_t)id, 0, -1));
+    t0 = cm_trace_begin();
     cm_api_check(cm_rt.proto->lock_acquire((unsigned)id), "cm_lock_acquire");
+    if (t0 != 0 && cm_rt.trace_grant != NULL) {
+        cm_rt.trace_grant[id] = cm_time_ns();
+        cm_trace_emit(CM_TRACE_LOCK_WAIT, t0, cm_rt.trace_grant[id] - t0, (uint64_t)id, -1, 0, 0);
+    }
     cm_rma_why_pop(cm_rt.rma);
     CM_RT_LEAVE();
 }
@@ -187,6 +207,12 @@ void cm_lock_release(int id)
     cm_api_lock_id(id, "cm_lock_release");
     CM_RT_ENTER();
     cm_rma_why_push(cm_rt.rma, CM_RMA_WHY("cm_lock_release(%a)", NULL, (uint64_t)id, 0, -1));
+    if (__builtin_expect(cm_trace_on, 0) && cm_rt.trace_grant != NULL &&
+        cm_rt.trace_grant[id] != 0) {
+        cm_trace_emit(CM_TRACE_LOCK_HOLD, cm_rt.trace_grant[id],
+                      cm_time_ns() - cm_rt.trace_grant[id], (uint64_t)id, -1, 0, 0);
+        cm_rt.trace_grant[id] = 0;
+    }
     cm_api_check(cm_rt.proto->lock_release((unsigned)id), "cm_lock_release");
     cm_rma_why_pop(cm_rt.rma);
     CM_RT_LEAVE();
@@ -194,10 +220,14 @@ void cm_lock_release(int id)
 
 void cm_barrier(void)
 {
+    uint64_t t0;
+
     cm_api_require("cm_barrier");
     CM_RT_ENTER();
     cm_rma_why_push(cm_rt.rma, CM_RMA_WHY("cm_barrier", NULL, 0, 0, -1));
+    t0 = cm_trace_begin();
     cm_api_check(cm_rt.proto->barrier(), "cm_barrier");
+    cm_trace_end(CM_TRACE_BARRIER, t0, cm_rt.trace_barriers++, -1, 0);
     cm_rma_why_pop(cm_rt.rma);
     CM_RT_LEAVE();
 }

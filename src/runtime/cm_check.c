@@ -303,5 +303,16 @@ cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size
     if (job->files && cfg->stats[0] != '\0' && strcmp(cfg->stats, "table") != 0) {
         CM_CHECK(cm_check_output("CM_STATS", cfg->stats));
     }
+    if (job->files && cm_check_tracing(cfg)) {
+        char path[4096];
+
+        snprintf(path, sizeof(path), "%s.0.cmtrace", cfg->trace);
+        CM_CHECK(cm_check_output("CM_TRACE", path));
+    }
     return CM_OK;
+}
+
+bool cm_check_tracing(const cm_config_t *cfg)
+{
+    return cfg->trace != NULL && cfg->trace[0] != '\0' && strcmp(cfg->trace, "off") != 0;
 }

@@ -63,4 +63,7 @@ uint64_t cm_check_address_budget(void);
 cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size_t page,
                          cm_meta_layout_t *meta, cm_layout_t *layout);
 
+/* CM_TRACE names a trace to write (not empty, not "off"). */
+bool cm_check_tracing(const cm_config_t *cfg);
+
 #endif

@@ -14,6 +14,7 @@
 #include "src/runtime/cm_preinit.h"
 #include "src/access/cm_replica_heap.h"
 #include "util/cm_stats.h"
+#include "util/cm_trace.h"
 #include "util/cm_time.h"
 
 #include <errno.h>
@@ -39,6 +40,7 @@ cm_runtime_t cm_rt;
 
 static void cm_rt_abort_hook(int status, const char *msg)
 {
+    cm_rt_trace_close(true);
     cm_exit_record_end(true); /* said why itself: cmrun need not */
     cm_boot_abort(cm_rt.boot, status, msg);
 }
@@ -47,6 +49,7 @@ static void cm_rt_abort_hook(int status, const char *msg)
 static void cm_rt_peer_lost(void *arg)
 {
     (void)arg;
+    cm_rt_trace_close(true);
     cm_exit_record_end(true);
 }
 
@@ -93,6 +96,7 @@ cm_status_t cm_runtime_layout(const cm_config_t *cfg, size_t page_size, size_t m
 /* A page fault as the outermost frame of what it waits for (CM_STUCK_REPORT). */
 static cm_status_t cm_rt_fault(void *addr, bool write)
 {
+    uint64_t t0 = cm_trace_begin();
     cm_status_t status;
 
     cm_rma_why_push(cm_rt.rma, CM_RMA_WHY("a %s fault on shared page %a", write ? "write" : "read",
@@ -100,6 +104,8 @@ static cm_status_t cm_rt_fault(void *addr, bool write)
                                               cm_rt.page_size, 0, -1));
     status = cm_rt.proto->fault(addr, write);
     cm_rma_why_pop(cm_rt.rma);
+    cm_trace_end(write ? CM_TRACE_FAULT_WRITE : CM_TRACE_FAULT_READ, t0,
+                 ((uintptr_t)addr - (uintptr_t)cm_rt.shared_base) / cm_rt.page_size, -1, 0);
     return status;
 }
 
@@ -292,6 +298,10 @@ static int cm_rt_init(int *argc, char ***argv)
     if (status != CM_OK) {
         goto err;
     }
+    status = cm_rt_trace_start();
+    if (status != CM_OK) {
+        goto err;
+    }
     status = cm_sleep_init(&cm_rt.sleep, cm_rt.rma,
                            (uint64_t *)(void *)((char *)cm_rt.meta_base + cm_rt.meta.sleep_maps));
     if (status != CM_OK) {
@@ -347,6 +357,10 @@ static void cm_rt_finalize(void)
     if (status != CM_OK) {
         cm_fatal(1, "cm_finalize: %s", cm_status_string(status));
     }
+    status = cm_rt_trace_clock();
+    if (status != CM_OK) {
+        cm_fatal(1, "cm_finalize: %s", cm_status_string(status));
+    }
     cm_fault_uninstall();
     cm_libc_region(NULL, 0, 0);
     cm_rt.proto->fini();
@@ -359,6 +373,7 @@ static void cm_rt_finalize(void)
     if (status != CM_OK) {
         cm_fatal(1, "cm_finalize: %s", cm_status_string(status));
     }
+    cm_rt_trace_close(false); /* every thread that records has ended */
     cm_log_set_abort_hook(NULL);
     cm_boot_finalize(cm_rt.boot);
     cm_rt.boot = NULL;

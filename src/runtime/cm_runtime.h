@@ -65,7 +65,16 @@ typedef struct {
     cm_stats_t        stats_at_stop;
     cm_sleep_t        sleep;        /* compat/'s waits: sleepers of locks (cm_region_sleep) */
     uint64_t          sleep_base[2]; /* sleeps and wakes at the last cm_stats_reset */
+    /* CM_TRACE: when each lock was granted here (0: not held), barriers so far. */
+    uint64_t          *trace_grant;
+    uint64_t          trace_barriers;
 } cm_runtime_t;
+
+/* CM_TRACE: opens this process's trace and records the clock's offset (collective). */
+cm_status_t cm_rt_trace_start(void);
+/* Records the clock's offset again (collective); the file is closed by cm_rt_trace_close. */
+cm_status_t cm_rt_trace_clock(void);
+void cm_rt_trace_close(bool failed);
 
 extern cm_runtime_t cm_rt;
 

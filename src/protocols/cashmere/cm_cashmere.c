@@ -102,8 +102,9 @@ static cm_status_t cm_cm_held(uint64_t p, const cm_dir_effects_t *fx, void *arg)
     /* The add form holds an entry only for a claim, which notifies nobody. */
     cm_assert(!cm_cm_add_form() || fx->notify == 0);
     if (fx->claimed_home && fx->old_home != (uint32_t)cm_cm.me) {
+        uint64_t t0 = cm_trace_begin();
         CM_CHECK(cm_rma_get(cm_cm.rma, (int)fx->old_home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
-        cm_cm.st.pages_fetched++;
+        cm_cm_fetched(p, (int)fx->old_home, t0);
     }
     for (uint64_t mask = fx->notify; mask != 0; mask &= mask - 1) {
         CM_CHECK(cm_wn_post(&cm_cm.wn, __builtin_ctzll(mask), p));
@@ -819,6 +820,7 @@ static cm_status_t cm_cm_init(const cm_protocol_ctx_t *ctx)
     cm_dir_seg_t dseg;
     cm_wn_seg_t wseg;
 
+    cm_stats_phase_base(&cm_cm.st);
     if (row->merge == CM_MERGE_BUFFER && cfg->merge_lines == 0) {
         cm_error("CM_MERGE_LINES=0: %s needs a merge buffer of at least one line (%.3sN is the "
                  "variant without one)", row->name, row->name);

@@ -170,6 +170,10 @@ extern const cm_write_ops_t cm_write_offload_ops;
 cm_status_t cm_cm_select(cm_variant_t v, const cm_fill_ops_t **f, const cm_write_ops_t **w,
                          const cm_merge_ops_t **m);
 /* Which required ops a set of mechanisms lacks, in words; NULL: none. */
+/* A page copied from home into this process (pages_fetched), and for CM_TRACE the copy: from
+ * t0 (0: an instant, the copy's wait being part of something larger). */
+static inline void cm_cm_fetched(uint64_t p, int home, uint64_t t0);
+
 static inline const char *cm_cm_ops_missing(const cm_fill_ops_t *f, const cm_write_ops_t *w,
                                             const cm_merge_ops_t *m)
 {
@@ -364,5 +368,15 @@ cm_status_t cm_cm_join(uint64_t p, bool write);
 
 /* The local part of a directory update's effects on page p: self-notice, unsafe list. */
 cm_status_t cm_cm_effects(uint64_t p, const cm_dir_entry_t *e, const cm_dir_effects_t *fx);
+
+static inline void cm_cm_fetched(uint64_t p, int home, uint64_t t0)
+{
+    cm_cm.st.pages_fetched++;
+    if (__builtin_expect(cm_trace_on, 0)) {
+        uint64_t now = cm_time_ns();
+        cm_trace_emit(CM_TRACE_FETCH, t0 ? t0 : now, t0 ? now - t0 : 0, p, home,
+                      (uint32_t)cm_cm.ps, 0);
+    }
+}
 
 #endif

@@ -131,8 +131,9 @@ static cm_status_t cm_fl_map(cm_fill_t *self, uint64_t p, int home, bool claimed
     }
     if (whole) {
         /* Joined by code without checks: it reads the page as it is, so all of it now. */
+        uint64_t t0 = cm_trace_begin();
         CM_CHECK(cm_rma_get(cm_cm.rma, home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
-        cm_cm.st.pages_fetched++;
+        cm_cm_fetched(p, home, t0);
         cm_fl_set_all(fl, p, true);
         return CM_OK;
     }
@@ -211,7 +212,7 @@ static void cm_fl_fill_page(cm_fl_t *fl, uint64_t p, uintptr_t keep_lo, uintptr_
         i = j;
     }
     cm_fl_set_all(fl, p, true);
-    cm_cm.st.pages_fetched++;
+    cm_cm_fetched(p, (int)cm_cm.pte[p].home, 0);
 }
 
 static void cm_fl_access(cm_fill_t *self, uintptr_t addr, size_t len, bool store, bool wrote)

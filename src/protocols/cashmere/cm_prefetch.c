@@ -101,7 +101,7 @@ cm_status_t cm_prefetch_complete(void)
         pte->flags &= CM_PTE_DIRTY | CM_PTE_LISTED;
         cm_refetch_prefetched(q);
         if ((int)pte->home != cm_cm.me) {
-            cm_cm.st.pages_fetched++;
+            cm_cm_fetched(q, (int)pte->home, 0);
             cm_cm.st.pages_prefetched++;
         }
         CM_CHECK(cm_cm_effects(q, &cm_pf.after[i], &cm_pf.fx[i]));

@@ -213,7 +213,7 @@ cm_status_t cm_refetch_complete(void)
         if (home != cm_cm.me) {
             /* Into the network view: the application's view has no access meanwhile. */
             CM_CHECK(cm_rma_get_nbi(cm_cm.rma, home, cm_cm_net(p), cm_cm_net(p), cm_cm.ps));
-            cm_cm.st.pages_fetched++;
+            cm_cm_fetched(p, home, 0);
             cm_cm.st.pages_refetched++;
         }
     }

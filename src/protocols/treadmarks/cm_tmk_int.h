@@ -66,6 +66,8 @@ typedef struct cm_tmk_msg {
     struct cm_tmk_msg *next;
     int               type, src;
     size_t            len;
+    uint64_t          t_arrived; /* CM_TRACE: when it arrived (0: not traced) */
+    uint32_t          seq;       /* CM_TRACE: its number among the messages from src */
     char              data[];
 } cm_tmk_msg_t;
 
@@ -88,6 +90,11 @@ typedef struct {
     pthread_mutex_t mu;
     pthread_mutex_t qmu;
     cm_tmk_msg_t    *qhead, *qtail;
+    /* CM_TRACE: messages posted to and received from each rank, numbered from 1 in each
+     * direction, so that cm_trace pairs the k-th sent with the k-th served (UCX delivers the
+     * active messages of one endpoint in order). */
+    _Atomic uint32_t tr_sent[CM_TMK_MAX_PROCS];
+    uint32_t        tr_recv[CM_TMK_MAX_PROCS];
 
     cm_tmk_store_t  store;
     cm_tmk_page_t   *pages;     /* a record per page of the region, committed where touched */

@@ -16,6 +16,17 @@
 
 /* ---- messages ---------------------------------------------------------------- */
 
+/* CM_TRACE: a message's type and its first word (the page or lock it is about). */
+static uint64_t cm_tmk_trace_obj(int type, const void *data, size_t len)
+{
+    uint32_t w = 0;
+
+    if (len >= sizeof(w)) {
+        memcpy(&w, data, sizeof(w));
+    }
+    return ((uint64_t)w << 8) | (uint64_t)(type & 0xff);
+}
+
 cm_status_t cm_tmk_post(int pe, int type, const void *data, size_t len)
 {
     cm_tmk.st.msgs++;
@@ -31,6 +42,13 @@ cm_status_t cm_tmk_post(int pe, int type, const void *data, size_t len)
     case TM_PAGE_REQ: cm_tmk.st.msgs_page_req++; break;
     case TM_PAGE_REPLY: cm_tmk.st.msgs_page_reply++; cm_tmk.st.msg_bytes_page += len; break;
     default: break;
+    }
+    {
+        uint32_t seq = atomic_fetch_add_explicit(&cm_tmk.tr_sent[pe], 1, memory_order_relaxed) + 1;
+        if (__builtin_expect(cm_trace_on, 0)) {
+            cm_trace_emit(CM_TRACE_MSG_SEND, cm_time_ns(), 0, cm_tmk_trace_obj(type, data, len), pe,
+                          (uint32_t)len, seq);
+        }
     }
     return cm_rma_am_post(cm_tmk.rma, pe, (unsigned)type, data, len);
 }
@@ -133,7 +151,8 @@ cm_status_t cm_tmk_take_intervals(const cm_tmk_buf_t *b)
 
 /* ---- waiting (the application thread, never holding the mutex) ------------------- */
 
-static void tm_handle(int type, int src, const char *data, size_t len, cm_tmk_msg_t **q);
+static void tm_handle(int type, int src, const char *data, size_t len, cm_tmk_msg_t **q,
+                      uint32_t seq, uint64_t t_arrived);
 
 /* Serves queued messages if the mutex is free; its holder serves them otherwise. */
 static void tm_drain(void)
@@ -159,7 +178,7 @@ static void tm_drain(void)
             if (m == NULL) {
                 break;
             }
-            tm_handle(m->type, m->src, m->data, m->len, &m);
+            tm_handle(m->type, m->src, m->data, m->len, &m, m->seq, m->t_arrived);
             free(m); /* NULL if tm_handle kept it */
         }
         pthread_mutex_unlock(&cm_tmk.mu);
@@ -215,8 +234,10 @@ void cm_tmk_wait_zero(atomic_int *v, const cm_rma_why_t *why)
 /* ---- request handling ------------------------------------------------------------------ */
 
 /* q: the queued message data is in, or NULL when data is the transport's buffer. */
-static void tm_handle(int type, int src, const char *data, size_t len, cm_tmk_msg_t **q)
+static void tm_handle(int type, int src, const char *data, size_t len, cm_tmk_msg_t **q,
+                      uint32_t seq, uint64_t t_arrived)
 {
+    const uint64_t t0 = cm_trace_begin(), what = t0 ? cm_tmk_trace_obj(type, data, len) : 0;
     const uint32_t *d = (const uint32_t *)data;
     bool interrupt = !pthread_equal(pthread_self(), cm_tmk.app_thread);
     /* Served by the progress thread while the application computed: an interrupt. Served by
@@ -288,6 +309,14 @@ static void tm_handle(int type, int src, const char *data, size_t len, cm_tmk_ms
         cm_tmk.st.interrupts++;
         cm_stats_phase_leave(outer);
     }
+    if (t0 != 0) {
+        /* Queued behind the protocol's mutex, then served: both from this side. */
+        if (t_arrived != 0 && t_arrived < t0) {
+            cm_trace_emit(CM_TRACE_MSG_QUEUE, t_arrived, t0 - t_arrived, what, src, (uint32_t)len,
+                          seq);
+        }
+        cm_trace_emit(CM_TRACE_MSG_SERVE, t0, cm_time_ns() - t0, what, src, (uint32_t)len, seq);
+    }
 }
 
 /*
@@ -298,13 +327,16 @@ static void tm_handle(int type, int src, const char *data, size_t len, cm_tmk_ms
 void cm_tmk_am_recv(void *arg, int src, const void *data, size_t len)
 {
     cm_tmk_msg_t *m, *none = NULL;
+    const uint64_t t_arrived = cm_trace_begin();
+    /* Callbacks run one at a time: this is the order in which src's messages arrived. */
+    const uint32_t seq = ++cm_tmk.tr_recv[src];
     bool empty;
 
     pthread_mutex_lock(&cm_tmk.qmu);
     empty = (cm_tmk.qhead == NULL);
     pthread_mutex_unlock(&cm_tmk.qmu);
     if (empty && pthread_mutex_trylock(&cm_tmk.mu) == 0) {
-        tm_handle((int)(intptr_t)arg, src, data, len, &none);
+        tm_handle((int)(intptr_t)arg, src, data, len, &none, seq, 0);
         cm_tmk_mu_unlock();
         return;
     }
@@ -317,6 +349,8 @@ void cm_tmk_am_recv(void *arg, int src, const void *data, size_t len)
     m->type = (int)(intptr_t)arg;
     m->src  = src;
     m->len  = len;
+    m->seq  = seq;
+    m->t_arrived = t_arrived;
     memcpy(m->data, data, len);
     pthread_mutex_lock(&cm_tmk.qmu);
     if (cm_tmk.qtail != NULL) {

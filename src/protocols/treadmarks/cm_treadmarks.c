@@ -98,6 +98,7 @@ static cm_status_t tm_init(const cm_protocol_ctx_t *ctx)
     const cm_config_t *cfg = ctx->config;
 
     memset(&cm_tmk, 0, sizeof(cm_tmk));
+    cm_stats_phase_base(&cm_tmk.st);
     cm_tmk.me     = ctx->rank;
     cm_tmk.np     = ctx->nprocs;
     cm_tmk.rma    = ctx->rma;

@@ -51,10 +51,12 @@ static cm_status_t cm_2l_wait_claimed(uint64_t p)
 static cm_status_t cm_2l_copy_in(uint64_t p)
 {
     const size_t off = p << cm_2l.shift;
+    uint64_t t0      = cm_trace_begin();
 
     CM_CHECK(CM_STATS_IN_PHASE(&cm_2l.st.page_copy_ns,
                                cm_rma_get(cm_2l.rma, cm_2l_dir_rank(p), cm_2l.fetch,
                                           cm_2l.net + off, cm_2l.page_size)));
+    cm_trace_end(CM_TRACE_FETCH, t0, p, cm_2l_dir_rank(p), (uint32_t)cm_2l.page_size);
     memcpy(cm_2l.node + off, cm_2l.fetch, cm_2l.page_size);
     cm_2l.st.pages_fetched++;
     return CM_OK;

@@ -109,18 +109,23 @@ static cm_status_t cm_2l_fault_in(uint64_t p, bool write)
     }
     const bool home = cm_2l_home(p) == cm_2l.host;
     if (!home && (joined || pg->upd != pg->wn)) {
+        uint64_t t0;
         uint32_t seen;
         size_t changed;
 
         /* The notices drained so far, before the get (IGNORE_WN: a copy mapped while noticed
          * is stale; a notice drained during the get is not covered by it). */
         seen = pg->wn;
+        t0   = cm_trace_begin();
         CM_CHECK(CM_STATS_IN_PHASE(&cm_2l.st.page_copy_ns,
                                    cm_rma_get(cm_2l.rma, cm_2l_home_rank(p), cm_2l.fetch,
                                               cm_2l.net + off, cm_2l.page_size)));
+        cm_trace_end(CM_TRACE_FETCH, t0, p, cm_2l_home_rank(p), (uint32_t)cm_2l.page_size);
         /* Into the copy and the twin alike (INCOMING_COPY, INCOMING_KEEP_TWIN). */
+        t0      = cm_trace_begin();
         changed = cm_2l_diff_in(cm_2l.node + off, cm_2l.twins + off, cm_2l.fetch,
                                 cm_2l.page_size, (s & CM_2L_TWIN) != 0);
+        cm_trace_end(CM_TRACE_DIFF_IN, t0, p, cm_2l_home_rank(p), (uint32_t)changed);
         if (s & CM_2L_TWIN) {
             cm_2l.st.diffs_in += (changed > 0);
             cm_2l.st.diff_bytes_in += changed;
@@ -221,10 +226,12 @@ static cm_status_t cm_2l_release_in(void)
         flag[i] = CM_2L_R_LOCKED;
         if (!home) {
             cm_2l_put_t at = {cm_2l_home_rank(p), p << cm_2l.shift};
+            const uint64_t t0 = cm_trace_begin();
             size_t changed;
             /* The host's stores, whoever made them, into the twin and out (OUTGOING_KEEP_TWIN). */
             CM_CHECK(cm_2l_diff_out(cm_2l.node + at.page_off, cm_2l.twins + at.page_off,
                                     cm_2l.page_size, cm_2l_put_run, &at, &changed));
+            cm_trace_end(CM_TRACE_DIFF_OUT, t0, p, at.rank, (uint32_t)changed);
             if (changed > 0) {
                 flag[i] |= CM_2L_R_CHANGED;
                 cm_2l.st.diffs_out++;
@@ -638,6 +645,7 @@ static cm_status_t cm_2l_init(const cm_protocol_ctx_t *ctx)
 
     memset(&cm_2l, 0, sizeof(cm_2l));
     cm_2l.twins_fd   = -1;
+    cm_stats_phase_base(&cm_2l.st);
     cm_2l.rank       = ctx->rank;
     cm_2l.nprocs     = ctx->nprocs;
     cm_2l.rma        = ctx->rma;

@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The event trace (CM_TRACE, issue 47) and cm_trace:
+#   - off by default: a job writes no trace file;
+#   - under Cashmere (shared memory), TreadMarks (TCP: the clock's offsets measured over the
+#     network) and two levels, 3 processes, the litmus cases: one file per rank, cm_trace's
+#     JSON follows the Trace Event Format's rules (trace_check.c, written apart from
+#     cm_trace), and the trace agrees with the job's statistics: as many read faults, lock
+#     waits and holds as lock acquires, barriers but cm_finalize's own; TreadMarks's write
+#     faults too (Cashmere counts only the faults that bring a page in, the trace every one);
+#   - every clock offset has an error bound, and the CSV has a row per event of the JSON;
+#   - Cashmere's page fetches as many as it counts; TreadMarks's messages each sent, served
+#     and joined by an arrow (a flow), its page requests as many as it counts;
+#   - a two-event buffer (CM_TRACE_BUFFER=2) writes out all the time: the same checks hold,
+#     and the statistics' trace_ns counts the writing;
+#   - the errors: a trace where nothing can be written, a bare word for CM_TRACE, a trace
+#     with a rank missing, no trace at all: one line and a non-zero exit each.
+. "$top_srcdir/tests/lib.sh"
+TRACE="$top_builddir/src/tools/cm_trace"
+CHECK="$top_builddir/tests/mp/trace_check"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || fail "cannot enter $tmp"
+
+note "off by default: no trace file"
+use_shm
+expect_ok "$CMRUN" -n 2 "$MP/mp_litmus" mp --iters 5
+[ -z "$(find "$tmp" -name '*.cmtrace')" ] || fail "a job without CM_TRACE wrote $(find "$tmp" -name '*.cmtrace')"
+
+# traced NAME NPROCS [VAR=VALUE ...]: the litmus cases traced to $tmp/NAME, the trace
+# checked against the format's rules and the job's statistics.
+traced() {
+    local name=$1 np=$2 rf wf bar lw lh acq
+    shift 2
+    expect_ok env "$@" CM_TRACE="$tmp/$name" CM_STATS="$tmp/$name.json" "$CMRUN" -n "$np" \
+        "$MP/mp_litmus" all --iters 5 --seed 3
+    expect_out "^litmus all: OK$"
+    [ "$(find "$tmp" -name "$name.*.cmtrace" | wc -l)" = "$np" ] || fail "$name: not one trace file per rank"
+    run 60 "$TRACE" "$tmp/$name"
+    [ "$rc" = 0 ] || fail "$name: cm_trace's summary: exit status $rc"
+    [ "$(count_out 'clock at end: offset [-+][0-9.]* us, error at most [0-9.]* us')" = "$np" ] ||
+        fail "$name: not every rank has its clock's offset and error"
+    run 60 "$TRACE" --json "$tmp/$name.trace.json" --csv "$tmp/$name.csv" "$tmp/$name"
+    [ "$rc" = 0 ] || fail "$name: cm_trace --json --csv: exit status $rc"
+    run 60 "$CHECK" "$tmp/$name.trace.json" "$np"
+    [ "$rc" = 0 ] || fail "$name: the JSON breaks the trace-event format's rules"
+    got() { printf '%s\n' "$out" | awk -v k="$1" '$0 ~ "^"k" [0-9]+$" {print $NF; f=1} END {if (!f) print 0}'; }
+    rf=$(got "X read fault") wf=$(got "X write fault") bar=$(got "X barrier")
+    lw=$(got "X lock wait") lh=$(got "X lock hold")
+    [ "$rf" = "$(stats_total read_faults "$tmp/$name.json")" ] ||
+        fail "$name: $rf read faults traced, $(stats_total read_faults "$tmp/$name.json") counted"
+    acq=$(( $(stats_total lock_acquires_local "$tmp/$name.json") + $(stats_total lock_acquires_remote "$tmp/$name.json") ))
+    [ "$lw" = "$acq" ] && [ "$lh" = "$acq" ] || fail "$name: $lw lock waits and $lh holds traced, $acq acquires counted"
+    [ "$bar" = $(( $(stats_total barriers "$tmp/$name.json") - np )) ] ||
+        fail "$name: $bar barriers traced, $(stats_total barriers "$tmp/$name.json") counted (with cm_finalize's)"
+    [ "$bar" -gt 0 ] && [ "$lw" -gt 0 ] || fail "$name: no barrier or no lock traced"
+    [ "$(printf '%s\n' "$out" | awk '/^[BX] / {n++} END {print n+0}')" -gt 0 ] || fail "$name: no span"
+    # The CSV: a row per event of the JSON (its metadata, the arrows between events and the
+    # ends of phases left open aside).
+    local rows json_events
+    rows=$(($(wc -l < "$tmp/$name.csv") - 1))
+    json_events=$(printf '%s\n' "$out" | awk '$1 != "M" && $1 != "s" && $1 != "f" && $1 != "events" {n += $NF} END {print n}')
+    [ "$rows" -ge $((json_events - 2 * np)) ] && [ "$rows" -le "$json_events" ] ||
+        fail "$name: $rows CSV rows for $json_events events in the JSON"
+    [ "$(grep -c ',lock wait,' "$tmp/$name.csv")" = "$lw" ] || fail "$name: the CSV's lock waits differ from the JSON's"
+}
+
+note "Cashmere over shared memory, 3 processes"
+traced cm 3 CM_PROTOCOL=cashmere
+[ "$(got "X write fault")" -ge "$(stats_total write_faults "$tmp/cm.json")" ] || fail "cm: fewer write faults traced than counted"
+[ "$(got "B fault_ns")" -gt 0 ] || fail "cm: no fault phase"
+[ "$(got "X page fetch")" = "$(stats_total pages_fetched "$tmp/cm.json")" ] && [ "$(got "X page fetch")" -gt 0 ] ||
+    fail "cm: $(got "X page fetch") page fetches traced, $(stats_total pages_fetched "$tmp/cm.json") counted"
+
+note "TreadMarks over TCP, 3 processes"
+use_tcp lo
+traced tmk 3 CM_PROTOCOL=treadmarks
+[ "$(got "X write fault")" = "$(stats_total write_faults "$tmp/tmk.json")" ] || fail "tmk: write faults differ"
+[ "$(got "B handler_ns")" -gt 0 ] || fail "tmk: no request served traced"
+# Every message sent is served, and the arrow from one to the other is drawn.
+for m in "page request" "diff request" "lock request" "lock grant"; do
+    n=$(got "X send $m")
+    [ "$n" -gt 0 ] && [ "$(got "X serve $m")" = "$n" ] && [ "$(got "s $m")" = "$n" ] && [ "$(got "f $m")" = "$n" ] ||
+        fail "tmk: $m: $n sent, $(got "X serve $m") served, $(got "s $m")/$(got "f $m") arrows"
+done
+[ "$(got "X send page request")" = "$(stats_total msgs_page_req "$tmp/tmk.json")" ] ||
+    fail "tmk: $(got "X send page request") page requests traced, $(stats_total msgs_page_req "$tmp/tmk.json") counted"
+
+note "two levels, 3 processes of one host"
+use_shm
+traced tl 3 CM_PROTOCOL=twolevel
+
+note "a two-event buffer: written out all the time, the same trace"
+traced small 3 CM_TRACE_BUFFER=2
+[ "$(stats_total trace_ns "$tmp/small.json")" -gt 0 ] || fail "trace_ns counted no writing with CM_TRACE_BUFFER=2"
+
+note "nowhere to write: one line, before any rank starts its work"
+run 60 env CM_TRACE=/nonexistent/dir/run "$CMRUN" -n 2 "$MP/mp_litmus" mp --iters 5
+[ "$rc" != 0 ] || fail "CM_TRACE into a missing directory was accepted"
+[ "$(count_out 'error: CM_TRACE=/nonexistent/dir/run.0.cmtrace: cannot write there: directory /nonexistent/dir does not exist')" -ge 1 ] ||
+    fail "no line naming the missing directory"
+[ "$(count_out 'error: CM_TRACE=')" -le 2 ] || fail "the refusal came more than once per host"
+
+note "a bare word: neither off nor a path"
+run 60 env CM_TRACE=trace "$CMRUN" -n 2 "$MP/mp_litmus" mp --iters 5
+[ "$rc" != 0 ] || fail "CM_TRACE=trace was accepted"
+expect_out "CM_TRACE='trace' is neither off nor a file path"
+
+note "cm_trace: a rank missing, no trace, a bad flag"
+rm "$tmp/cm.1.cmtrace"
+run 60 "$TRACE" "$tmp/cm"
+[ "$rc" = 1 ] || fail "a trace without rank 1: exit status $rc"
+expect_out "cm_trace: error: .*rank"
+[ "$(count_out 'error:')" = 1 ] || fail "more than one error line"
+run 60 "$TRACE" "$tmp/none"
+[ "$rc" = 1 ] && [ "$(count_out "cm_trace: error: no trace at $tmp/none")" = 1 ] || fail "no trace: exit status $rc"
+run 60 "$TRACE" --bogus "$tmp/tl"
+[ "$rc" = 2 ] || fail "an unknown flag: exit status $rc"
+expect_out "cm_trace: unknown option --bogus"
+echo "PASS"

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The protocol event trace (CM_TRACE, issue 47): per process, fixed-size records of what the
+ * protocol did and when, on the process's CLOCK_MONOTONIC, into a buffer per thread that is
+ * written to PREFIX.RANK.cmtrace when full (so memory stays bounded), at cm_finalize, and when
+ * the job fails. Two clock records, at start and end, carry the offset to rank 0's clock
+ * (Cristian's algorithm, rma/cm_rma_clock.c) and its error bound; `cm_trace` puts every
+ * process on rank 0's clock and writes Chrome/Perfetto trace-event JSON and CSV.
+ *
+ * Off (the default) an event costs one load and a branch not taken.
+ */
+#ifndef CM_TRACE_H
+#define CM_TRACE_H
+
+#include "util/cm_error.h"
+#include "util/cm_time.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Record kinds: name, what obj, peer and bytes say. A record with a duration is a span. */
+#define CM_TRACE_KINDS(_) \
+    _(CLOCK,        "clock",        "obj: offset to rank 0 (ns, signed), dur: error bound, peer: 0 start / 1 end") \
+    _(ALLOC,        "alloc",        "obj: offset in the shared region, bytes: size, dur: the caller's address") \
+    _(FAULT_READ,   "read fault",   "obj: page; the whole fault") \
+    _(FAULT_WRITE,  "write fault",  "obj: page; the whole fault") \
+    _(FETCH,        "page fetch",   "obj: page, peer: its home, bytes: bytes got") \
+    _(DIR_UPDATE,   "directory",    "obj: page, peer: the directory word's process") \
+    _(NOTICE_POST,  "notice",       "obj: page, peer: the process told") \
+    _(DRAIN,        "drain",        "bytes: notices drained, peer: from whom (-1: a ring of all)") \
+    _(LOCK_WAIT,    "lock wait",    "obj: lock; from the request to the grant") \
+    _(LOCK_HOLD,    "lock hold",    "obj: lock; from the grant to the release") \
+    _(BARRIER,      "barrier",      "obj: the barrier's sequence number; arrival to departure") \
+    _(DIFF_OUT,     "diff out",     "obj: page, peer: where it went, bytes: its size") \
+    _(DIFF_IN,      "diff in",      "obj: page, peer: where it came from, bytes: what it wrote") \
+    _(MSG_SEND,     "send",         "obj: type | first word << 8, peer: the target, bytes, seq: its number to peer") \
+    _(MSG_QUEUE,    "queued",       "obj, peer (the sender), bytes, seq as sent: from arrival to its handler's start") \
+    _(MSG_SERVE,    "serve",        "obj, peer (the sender), bytes, seq as sent: the handler") \
+    _(PHASE_BEGIN,  "phase begin",  "obj: the statistics timer entered (CM_STATS_TIMERS' order)") \
+    _(PHASE_END,    "phase end",    "obj: the timer left; the enclosing phase resumes")
+
+typedef enum {
+#define CM_TRACE_ENUM_(n, name, doc) CM_TRACE_##n,
+    CM_TRACE_KINDS(CM_TRACE_ENUM_)
+#undef CM_TRACE_ENUM_
+    CM_TRACE_NKINDS
+} cm_trace_kind_t;
+
+/* One record, as written to the file (host byte order; the header says which). */
+typedef struct {
+    uint64_t t;     /* start, ns on this process's CLOCK_MONOTONIC */
+    uint64_t dur;   /* ns; 0 for an instant */
+    uint64_t obj;
+    uint32_t bytes;
+    uint32_t seq;
+    int32_t  peer;  /* a rank, or -1 */
+    uint16_t kind;
+    uint16_t tid;   /* the thread: 0 the first to trace (the application's), then in order */
+} cm_trace_rec_t;
+
+#define CM_TRACE_MAGIC   "CMTRACE1"
+#define CM_TRACE_VERSION 1
+
+/* The file's header; records follow until the end of the file. */
+typedef struct {
+    char     magic[8];
+    uint32_t version;
+    uint32_t rec_size;    /* sizeof(cm_trace_rec_t) */
+    int32_t  rank;
+    int32_t  nprocs;
+    uint64_t pid;
+    uint64_t page_size;
+    uint64_t shared_base; /* the region's address: ALLOC offsets and fault pages against it */
+    char     host[64];
+    char     protocol[32];
+} cm_trace_header_t;
+
+extern int cm_trace_on;
+
+/* Opens PREFIX.RANK.cmtrace for writing (an existing file is replaced); events up to
+ * buffer_events per thread are kept in memory. Logs why it cannot. */
+cm_status_t cm_trace_open(const char *prefix, int rank, int nprocs, size_t buffer_events,
+                          size_t page_size, const void *shared_base, const char *protocol);
+/* Writes every thread's buffer and closes the file; failed: the job is ending on an error
+ * (the buffers are written all the same, without locks that a crashed thread may hold). */
+void cm_trace_close(bool failed);
+/* Nanoseconds spent writing the trace so far (the statistic trace_ns). */
+uint64_t cm_trace_cost_ns(void);
+
+void cm_trace_emit(cm_trace_kind_t kind, uint64_t t, uint64_t dur, uint64_t obj, int peer,
+                   uint32_t bytes, uint32_t seq);
+
+/* The start of a span: 0 when off (a span that began while off is not recorded). */
+static inline uint64_t cm_trace_begin(void)
+{
+    return __builtin_expect(cm_trace_on, 0) ? cm_time_ns() : 0;
+}
+
+static inline void cm_trace_end(cm_trace_kind_t kind, uint64_t t0, uint64_t obj, int peer,
+                                uint32_t bytes)
+{
+    if (__builtin_expect(cm_trace_on, 0) && t0 != 0) {
+        cm_trace_emit(kind, t0, cm_time_ns() - t0, obj, peer, bytes, 0);
+    }
+}
+
+static inline void cm_trace_instant(cm_trace_kind_t kind, uint64_t obj, int peer, uint32_t bytes)
+{
+    if (__builtin_expect(cm_trace_on, 0)) {
+        cm_trace_emit(kind, cm_time_ns(), 0, obj, peer, bytes, 0);
+    }
+}
+
+const char *cm_trace_kind_name(unsigned kind);
+
+#endif
