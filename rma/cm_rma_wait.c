@@ -51,14 +51,17 @@ static void cm_rma_wake_self(cm_rma_t *rma);
  * rc_verbs a fetch-and-add from a process of the same guest was never answered while its
  * target slept at its host's barrier (two levels, water at 2+2). So progress once after
  * arming: whatever it finds means we must not sleep (UCS_ERR_BUSY); anything after the arm
- * raises its event.
+ * raises its event. What it ran is progress like any other (*progressed): the progress thread
+ * wakes the sleeper it may concern, as after its own progress calls.
  */
-static ucs_status_t cm_rma_arm(cm_rma_t *rma)
+static ucs_status_t cm_rma_arm(cm_rma_t *rma, bool *progressed)
 {
     ucs_status_t st = ucp_worker_arm(rma->worker);
 
+    *progressed = false;
     if (st == UCS_OK && ucp_worker_progress(rma->worker) != 0) {
         atomic_fetch_add_explicit(&rma->arm_caught, 1, memory_order_relaxed);
+        *progressed = true;
         return UCS_ERR_BUSY;
     }
     return st;
@@ -121,8 +124,14 @@ static void *cm_rma_progress_main(void *arg)
             idle = 0;
             continue;
         }
-        bool armed = cm_rma_bell_arm(rma);
-        st = cm_rma_arm(rma);
+        bool armed = cm_rma_bell_arm(rma), progressed;
+        st = cm_rma_arm(rma, &progressed);
+        if (progressed) {
+            /* The arm's own progress ran something (a peer's put over TCP), as the call
+               above would have: its sleeper waits for this wake (tests/model/wake.pml,
+               PROGRESS; without it, test_wait saw a missed wake-up). */
+            cm_rma_wake_self(rma);
+        }
         if (st == UCS_ERR_BUSY) {
             /* Events to drain, or a queued send waiting for room at a peer:
                keep progressing, but leave the core to that peer. */
@@ -422,7 +431,7 @@ static void cm_rma_block_events(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *ar
                             {.fd = rma->self_fd, .events = POLLIN}};
     int timeout_ms = (int)((rma->poll_ns ? rma->poll_ns : CM_RMA_BLOCK_BACKSTOP_NS) / 1000000);
     uint64_t drained;
-    bool armed;
+    bool armed, progressed;
 
     /* The progress thread may be inside a progress call it began just before this thread
      * took the worker back: an event it consumed raises nothing more on the worker's fd, so
@@ -430,7 +439,8 @@ static void cm_rma_block_events(cm_rma_t *rma, cm_rma_ready_fn_t ready, void *ar
     __atomic_store_n(&w->sleeping, CM_RMA_SLEEP_EVENTS, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     armed = cm_rma_bell_arm(rma);
-    if (cm_rma_arm(rma) == UCS_OK && !ready(arg)) {
+    /* (Whatever the arm's own progress ran is this thread's: ready() looks at it next.) */
+    if (cm_rma_arm(rma, &progressed) == UCS_OK && !ready(arg)) {
         atomic_fetch_add_explicit(&rma->wait_blocks, 1, memory_order_relaxed);
         /* Where some peer cannot wake us (rma->poll_ns), finding the condition true after a
            timeout is the plan, not a missed wake-up. */

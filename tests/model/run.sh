@@ -56,7 +56,7 @@ quick=" cas-unsafe-wait cas-safe-wait mcs-unsafe-wait mcs-safe-wait
         ring-old-pending ring-wait tmk-old-rule tmk-no-encode tmk-foreign-needs-twin tmk-cold-raw
         wake-futex wake-seq-late wake-events wake-no-self-fd wake-bell wake-bell-look-first
         wake-bell-arm-first wake-bell-seen-late wake-sleep wake-sleep-wake-first
-        wake-sleep-nap-late wake-sleep-no-flush
+        wake-sleep-nap-late wake-sleep-no-flush wake-progress wake-progress-arm-no-wake
         twolevel-outgoing_keep_twin twolevel-early_unlock twolevel-no_leave twolevel-no_self
         twolevel-drop_writes twolevel-incoming_copy twolevel-incoming_keep_twin
         twolevel-no_drain_wait twolevel-ignore_wn twolevel-ft_no_copy twolevel-ft_no_wait
@@ -234,6 +234,8 @@ throttle; build wake-bell wake.pml -DBELL &
 throttle; build wake-bell-look-first wake.pml -DBELL -DLOOK_FIRST &
 throttle; build wake-bell-arm-first wake.pml -DBELL -DARM_FIRST &
 throttle; build wake-bell-seen-late wake.pml -DBELL -DSEEN_LATE &
+throttle; build wake-progress wake.pml -DPROGRESS &
+throttle; build wake-progress-arm-no-wake wake.pml -DPROGRESS -DARM_NO_WAKE &
 # The compat layers' sleeps on a lock's word (locks/cm_sleep.c): no waiter left asleep.
 throttle; build wake-sleep wake.pml -DSLEEP &
 throttle; build wake-sleep-wake-first wake.pml -DSLEEP -DWAKE_FIRST &
@@ -394,6 +396,8 @@ check wake-bell wake-bell pass
 check wake-bell-look-first wake-bell-look-first "fail:invalid end state"
 check wake-bell-arm-first wake-bell-arm-first "fail:invalid end state"
 check wake-bell-seen-late wake-bell-seen-late "fail:invalid end state"
+check wake-progress wake-progress pass
+check wake-progress-arm-no-wake wake-progress-arm-no-wake "fail:invalid end state"   # d9e3f75
 check wake-sleep wake-sleep pass
 check wake-sleep-wake-first wake-sleep-wake-first "fail:invalid end state"
 check wake-sleep-nap-late wake-sleep-nap-late "fail:invalid end state"

@@ -31,6 +31,15 @@
  * sleeper arms before raising `armed`; -DSEEN_LATE: the bell's thread reads the bell after
  * raising the fd, absorbing a ring that came in between. Each leaves a message unserved.
  *
+ * PROGRESS (-DPROGRESS): the FUTEX sleeper, and a peer's put over TCP, which UCX runs here as an
+ * event of our worker, in whichever progress call takes it: the progress thread's. Its loop
+ * progresses and, if that did anything, wakes the sleeper (cm_rma_wake_self); else arms
+ * (cm_rma_arm), which progresses once more after ucp_worker_arm (soft-RoCE's arm misses a
+ * completion that came before it), and sleeps on the fd only if that found nothing. Found
+ * something, the arm's progress is progress like any other: -DARM_NO_WAKE only loops again
+ * (d9e3f75 did), and the put it ran leaves the sleeper asleep (test_wait's missed wake-up,
+ * seen once in a CI rehearsal).
+ *
  * SLEEP (-DSLEEP): the compat layers' waits on a word under a lock (locks/cm_sleep.c). Two
  * waiters wait for the gate under the lock to reach 2; a changer opens it in two steps, each
  * under the lock, and after each release reads the lock's map (its own copy, which the
@@ -181,6 +190,52 @@ active [2] proctype waiter()
             seen = nap[me];
 #endif
             (nap[me] != seen)   /* cm_rma_wait_u64(nap, NE, seen) */
+        fi
+    od
+}
+#elif defined(PROGRESS)
+active proctype peer()
+{
+    pending = 1   /* the put arrives: an event for our worker */
+}
+
+active proctype thread()
+{
+    do
+    :: atomic { pending == 1 -> pending = 0 }; word = 1;   /* ucp_worker_progress runs the put */
+        if
+        :: sleeping -> seq++; asleep = 0                    /* cm_rma_wake_self */
+        :: else -> skip
+        fi
+    :: else ->                                              /* nothing progressed: arm */
+        if
+        :: atomic { pending == 1 -> pending = 0 }; word = 1;  /* the arm's own progress */
+#ifndef ARM_NO_WAKE
+            if
+            :: sleeping -> seq++; asleep = 0
+            :: else -> skip
+            fi
+#endif
+        :: else ->
+end_idle:   (pending == 1)                                  /* epoll_wait on the worker's fd */
+        fi
+    od
+}
+
+active proctype sleeper()
+{
+    byte s;
+    do
+    :: word == 1 -> break
+    :: else ->
+        s = seq;
+        sleeping = 1;
+        if
+        :: word == 1 -> sleeping = 0; break
+        :: else ->
+            atomic { if :: seq == s -> asleep = 1 :: else -> skip fi }  /* futex_wait */
+            (asleep == 0);
+            sleeping = 0
         fi
     od
 }
