@@ -11,9 +11,8 @@
  * allocation as an instant ("i").
  */
 #include "config.h"
+#include "src/tools/cm_trace_tool.h"
 #include "util/cm_json.h"
-#include "util/cm_stats.h"
-#include "util/cm_trace.h"
 
 #include <errno.h>
 #include <glob.h>
@@ -23,200 +22,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[] = {
-#define KIND_NAME_(n, name, doc) name,
-    CM_TRACE_KINDS(KIND_NAME_)
-#undef KIND_NAME_
-};
-
-/* TreadMarks's messages (src/protocols/treadmarks/cm_tmk_wire.h), by type. */
-static const char *const msg_names[] = {
-    "message", "lock request", "lock forward", "lock grant", "barrier arrival",
-    "barrier departure", "diff request", "diff reply", "page request", "page reply",
-    "gc done", "gc go",
-};
-
-static const char *msg_name(uint64_t obj)
-{
-    unsigned type = (unsigned)(obj & 0xff);
-    return (type < sizeof(msg_names) / sizeof(msg_names[0])) ? msg_names[type] : "message";
-}
-
-static const char *const timer_names[] = {
-#define TIMER_NAME_(name, doc) #name,
-    CM_STATS_TIMERS(TIMER_NAME_)
-#undef TIMER_NAME_
-};
-
-typedef struct {
-    char              *path;
-    cm_trace_header_t h;
-    cm_trace_rec_t    *rec;
-    size_t            n;
-    /* The clock: offset to rank 0 at two moments of this process's clock. */
-    int               nclock;
-    uint64_t          at[2];
-    int64_t           off[2];
-    uint64_t          err[2];
-} proc_t;
-
-/* The messages each rank sent each other, by their number (seq - 1): for the flows. */
-typedef struct {
-    const cm_trace_rec_t **rec;
-    size_t               n;
-} sends_t;
-
-static proc_t *procs;
-static sends_t *sends; /* [src * nprocs + dst] */
-static int nprocs_read;
-static uint64_t t_origin = UINT64_MAX; /* the job's first event, on rank 0's clock */
-
-static void die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
-static void die(int code, const char *fmt, ...)
-{
-    va_list ap;
-
-    fputs("cm_trace: error: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(code);
-}
-
 static void usage(FILE *out, int code)
 {
     fprintf(out,
-            "usage: cm_trace [--json FILE] [--csv FILE] PREFIX\n"
+            "usage: cm_trace [--json FILE] [--csv FILE] [--top] PREFIX\n"
             "  PREFIX      what CM_TRACE was set to: reads PREFIX.RANK.cmtrace of every rank\n"
             "  --json FILE Chrome/Perfetto trace-event JSON (- for standard output): open it in\n"
             "              ui.perfetto.dev or chrome://tracing\n"
             "  --csv FILE  one row per event: rank,thread,event,start_us,dur_us,object,peer,bytes,seq\n"
-            "Without --json or --csv: each rank's events by kind and its clock's offset and error.\n");
+            "  --top       where the time went, page fetches (TreadMarks's in their segments), the\n"
+            "              locks waited for most with the faults in their holds, the pages faulted\n"
+            "              and fetched most with their allocation\n"
+            "Without --json, --csv or --top: each rank's events by kind and its clock's offset and\n"
+            "error.\n");
     exit(code);
-}
-
-static void load(proc_t *p)
-{
-    FILE *f = fopen(p->path, "rb");
-    long size;
-    size_t body;
-
-    if (f == NULL) {
-        die(1, "%s: %s", p->path, strerror(errno));
-    }
-    if (fread(&p->h, sizeof(p->h), 1, f) != 1 || memcmp(p->h.magic, CM_TRACE_MAGIC, 8) != 0) {
-        die(1, "%s: not a Cashmere-RMA trace (no %s header)", p->path, CM_TRACE_MAGIC);
-    }
-    if (p->h.version != CM_TRACE_VERSION || p->h.rec_size != sizeof(cm_trace_rec_t)) {
-        die(1, "%s: trace version %" PRIu32 " with %" PRIu32 "-byte records; this cm_trace reads "
-            "version %d with %zu-byte records", p->path, p->h.version, p->h.rec_size,
-            CM_TRACE_VERSION, sizeof(cm_trace_rec_t));
-    }
-    p->h.host[sizeof(p->h.host) - 1]         = '\0';
-    p->h.protocol[sizeof(p->h.protocol) - 1] = '\0';
-    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
-        die(1, "%s: %s", p->path, strerror(errno));
-    }
-    body = (size_t)size - sizeof(p->h);
-    if (body % sizeof(cm_trace_rec_t) != 0) {
-        /* A process killed while writing: keep the whole records. */
-        fprintf(stderr, "cm_trace: %s ends in a partial record (the process ended while "
-                "writing); it is left out\n", p->path);
-    }
-    p->n   = body / sizeof(cm_trace_rec_t);
-    p->rec = malloc((p->n ? p->n : 1) * sizeof(*p->rec));
-    if (p->rec == NULL) {
-        die(1, "%s: out of memory for %zu events", p->path, p->n);
-    }
-    if (fseek(f, (long)sizeof(p->h), SEEK_SET) != 0 ||
-        fread(p->rec, sizeof(*p->rec), p->n, f) != p->n) {
-        die(1, "%s: cannot read its events", p->path);
-    }
-    fclose(f);
-    for (size_t i = 0; i < p->n; i++) {
-        const cm_trace_rec_t *r = &p->rec[i];
-        if (r->kind >= CM_TRACE_NKINDS) {
-            die(1, "%s: event %zu has kind %u, which this cm_trace does not know", p->path, i,
-                r->kind);
-        }
-        if (r->kind == CM_TRACE_CLOCK && p->nclock < 2) {
-            p->at[p->nclock]  = r->t;
-            p->off[p->nclock] = (int64_t)r->obj;
-            p->err[p->nclock] = r->dur;
-            p->nclock++;
-        }
-    }
-}
-
-/* t (this process's clock) on rank 0's. */
-static uint64_t global_ns(const proc_t *p, uint64_t t)
-{
-    double off;
-
-    if (p->nclock == 0) {
-        return t;
-    }
-    if (p->nclock == 1 || p->at[1] == p->at[0]) {
-        off = (double)p->off[0];
-    } else {
-        double slope = (double)(p->off[1] - p->off[0]) / ((double)p->at[1] - (double)p->at[0]);
-        off          = (double)p->off[0] + slope * ((double)t - (double)p->at[0]);
-    }
-    return (uint64_t)((double)t + off);
-}
-
-static double us(const proc_t *p, uint64_t t)
-{
-    return (double)(global_ns(p, t) - t_origin) / 1e3;
-}
-
-static int cmp_rank(const void *a, const void *b)
-{
-    return ((const proc_t *)a)->h.rank - ((const proc_t *)b)->h.rank;
-}
-
-static void read_all(const char *prefix)
-{
-    char pattern[4200];
-    glob_t g;
-
-    snprintf(pattern, sizeof(pattern), "%s.*.cmtrace", prefix);
-    if (glob(pattern, 0, NULL, &g) != 0 || g.gl_pathc == 0) {
-        die(1, "no trace at %s (files %s): was the job run with CM_TRACE=%s?", prefix, pattern,
-            prefix);
-    }
-    procs = calloc(g.gl_pathc, sizeof(*procs));
-    if (procs == NULL) {
-        die(1, "out of memory");
-    }
-    for (size_t i = 0; i < g.gl_pathc; i++) {
-        procs[i].path = strdup(g.gl_pathv[i]);
-        load(&procs[i]);
-    }
-    nprocs_read = (int)g.gl_pathc;
-    globfree(&g);
-    qsort(procs, (size_t)nprocs_read, sizeof(*procs), cmp_rank);
-    for (int i = 0; i < nprocs_read; i++) {
-        if (procs[i].h.nprocs != procs[0].h.nprocs || procs[i].h.rank != i) {
-            die(1, "%s: rank %d of %d, but the traces at %s are of ranks 0..%d of a job of %d: "
-                "files of different jobs, or some missing", procs[i].path, procs[i].h.rank,
-                procs[i].h.nprocs, prefix, nprocs_read - 1, procs[0].h.nprocs);
-        }
-        for (size_t k = 0; k < procs[i].n; k++) {
-            uint64_t g0 = global_ns(&procs[i], procs[i].rec[k].t);
-            if (procs[i].rec[k].kind != CM_TRACE_CLOCK && g0 < t_origin) {
-                t_origin = g0;
-            }
-        }
-    }
-    if (nprocs_read != procs[0].h.nprocs) {
-        die(1, "%d traces at %s, but the job had %d processes: some are missing", nprocs_read,
-            prefix, procs[0].h.nprocs);
-    }
-    if (t_origin == UINT64_MAX) {
-        t_origin = 0;
-    }
 }
 
 static FILE *open_out(const char *path)
@@ -228,7 +47,7 @@ static FILE *open_out(const char *path)
     }
     f = fopen(path, "w");
     if (f == NULL) {
-        die(1, "%s: %s", path, strerror(errno));
+        cmt_die(1, "%s: %s", path, strerror(errno));
     }
     return f;
 }
@@ -236,7 +55,7 @@ static FILE *open_out(const char *path)
 static void close_out(FILE *f, const char *path)
 {
     if (ferror(f) || (f != stdout && fclose(f) != 0) || (f == stdout && fflush(f) != 0)) {
-        die(1, "%s: write failed", path);
+        cmt_die(1, "%s: write failed", path);
     }
 }
 
@@ -271,53 +90,7 @@ static const char *object_name(unsigned kind)
     }
 }
 
-static void index_sends(void)
-{
-    sends = calloc((size_t)nprocs_read * (size_t)nprocs_read, sizeof(*sends));
-    if (sends == NULL) {
-        die(1, "out of memory");
-    }
-    for (int i = 0; i < nprocs_read; i++) {
-        for (size_t k = 0; k < procs[i].n; k++) {
-            const cm_trace_rec_t *r = &procs[i].rec[k];
-            sends_t *s;
-            if (r->kind != CM_TRACE_MSG_SEND || r->peer < 0 || r->peer >= nprocs_read ||
-                r->seq == 0) {
-                continue;
-            }
-            s = &sends[(size_t)i * (size_t)nprocs_read + (size_t)r->peer];
-            if (r->seq > s->n) {
-                size_t n = (r->seq > 2 * s->n) ? r->seq : 2 * s->n;
-                const cm_trace_rec_t **g = realloc(s->rec, n * sizeof(*g));
-                if (g == NULL) {
-                    die(1, "out of memory");
-                }
-                memset(g + s->n, 0, (n - s->n) * sizeof(*g));
-                s->rec = g;
-                s->n   = n;
-            }
-            s->rec[r->seq - 1] = r;
-        }
-    }
-}
-
-/* The send a message served at p came from, if its sender's trace has it. */
-static const cm_trace_rec_t *send_of(const proc_t *p, const cm_trace_rec_t *r)
-{
-    const sends_t *s;
-
-    if (r->peer < 0 || r->peer >= nprocs_read || r->seq == 0) {
-        return NULL;
-    }
-    s = &sends[(size_t)r->peer * (size_t)nprocs_read + (size_t)p->h.rank];
-    if (r->seq > s->n || s->rec[r->seq - 1] == NULL ||
-        (s->rec[r->seq - 1]->obj & 0xff) != (r->obj & 0xff)) {
-        return NULL; /* not traced, or out of order: no arrow rather than a wrong one */
-    }
-    return s->rec[r->seq - 1];
-}
-
-static void json_event(FILE *out, const proc_t *p, const cm_trace_rec_t *r, int *depth, bool *first)
+static void json_event(FILE *out, const cmt_proc_t *p, const cm_trace_rec_t *r, int *depth, bool *first)
 {
     const char *sep = *first ? "" : ",\n";
 
@@ -325,25 +98,25 @@ static void json_event(FILE *out, const proc_t *p, const cm_trace_rec_t *r, int 
     case CM_TRACE_MSG_SEND:
     case CM_TRACE_MSG_QUEUE:
     case CM_TRACE_MSG_SERVE: {
-        const cm_trace_rec_t *from = (r->kind == CM_TRACE_MSG_SERVE) ? send_of(p, r) : NULL;
+        const cm_trace_rec_t *from = (r->kind == CM_TRACE_MSG_SERVE) ? cmt_send_of(p, r) : NULL;
         fprintf(out, "%s{\"name\":\"%s %s\",\"cat\":\"message\",\"ph\":\"X\",\"ts\":%.3f,"
                 "\"dur\":%.3f,\"pid\":%d,\"tid\":%u,\"args\":{\"type\":\"%s\",\"about\":%" PRIu64
                 ",\"%s\":%" PRId32 ",\"bytes\":%" PRIu32 ",\"seq\":%" PRIu32 "}}", sep,
                 (r->kind == CM_TRACE_MSG_SEND) ? "send" : (r->kind == CM_TRACE_MSG_QUEUE) ? "queued" : "serve",
-                msg_name(r->obj), us(p, r->t), (double)r->dur / 1e3, p->h.rank, r->tid,
-                msg_name(r->obj), r->obj >> 8, (r->kind == CM_TRACE_MSG_SEND) ? "to" : "from",
+                cmt_msg_name(r->obj), cmt_us(p, r->t), (double)r->dur / 1e3, p->h.rank, r->tid,
+                cmt_msg_name(r->obj), r->obj >> 8, (r->kind == CM_TRACE_MSG_SEND) ? "to" : "from",
                 r->peer, r->bytes, r->seq);
         if (from != NULL) {
             /* An arrow from the send to its service. */
-            const proc_t *sp = &procs[r->peer];
-            uint64_t id = (((uint64_t)r->peer * (uint64_t)nprocs_read + (uint64_t)p->h.rank) << 32) |
+            const cmt_proc_t *sp = &cmt_procs[r->peer];
+            uint64_t id = (((uint64_t)r->peer * (uint64_t)cmt_nprocs + (uint64_t)p->h.rank) << 32) |
                           r->seq;
             fprintf(out, ",\n{\"name\":\"%s\",\"cat\":\"message\",\"ph\":\"s\",\"id\":%" PRIu64
-                    ",\"ts\":%.3f,\"pid\":%d,\"tid\":%u}", msg_name(r->obj), id, us(sp, from->t),
+                    ",\"ts\":%.3f,\"pid\":%d,\"tid\":%u}", cmt_msg_name(r->obj), id, cmt_us(sp, from->t),
                     sp->h.rank, from->tid);
             fprintf(out, ",\n{\"name\":\"%s\",\"cat\":\"message\",\"ph\":\"f\",\"bp\":\"e\","
-                    "\"id\":%" PRIu64 ",\"ts\":%.3f,\"pid\":%d,\"tid\":%u}", msg_name(r->obj), id,
-                    us(p, r->t), p->h.rank, r->tid);
+                    "\"id\":%" PRIu64 ",\"ts\":%.3f,\"pid\":%d,\"tid\":%u}", cmt_msg_name(r->obj), id,
+                    cmt_us(p, r->t), p->h.rank, r->tid);
         }
         break;
     }
@@ -351,7 +124,7 @@ static void json_event(FILE *out, const proc_t *p, const cm_trace_rec_t *r, int 
         return;
     case CM_TRACE_PHASE_BEGIN:
     case CM_TRACE_PHASE_END: {
-        const char *name = (r->obj < CM_STATS_NTIMERS) ? timer_names[r->obj] : "phase";
+        const char *name = (r->obj < CM_STATS_NTIMERS) ? cmt_timer_names[r->obj] : "phase";
         if (r->kind == CM_TRACE_PHASE_END) {
             if (depth[r->tid] == 0) {
                 return; /* entered before the trace began */
@@ -362,20 +135,20 @@ static void json_event(FILE *out, const proc_t *p, const cm_trace_rec_t *r, int 
         }
         fprintf(out, "%s{\"name\":\"%s\",\"cat\":\"phase\",\"ph\":\"%s\",\"ts\":%.3f,"
                 "\"pid\":%d,\"tid\":%u}", sep, name,
-                (r->kind == CM_TRACE_PHASE_BEGIN) ? "B" : "E", us(p, r->t), p->h.rank, r->tid);
+                (r->kind == CM_TRACE_PHASE_BEGIN) ? "B" : "E", cmt_us(p, r->t), p->h.rank, r->tid);
         break;
     }
     case CM_TRACE_ALLOC:
         fprintf(out, "%s{\"name\":\"alloc\",\"cat\":\"memory\",\"ph\":\"i\",\"s\":\"p\","
                 "\"ts\":%.3f,\"pid\":%d,\"tid\":%u,\"args\":{\"offset\":%" PRIu64 ","
                 "\"bytes\":%" PRIu32 ",\"first_page\":%" PRIu64 ",\"caller\":\"0x%" PRIx64
-                "\"}}", sep, us(p, r->t), p->h.rank, r->tid, r->obj, r->bytes,
+                "\"}}", sep, cmt_us(p, r->t), p->h.rank, r->tid, r->obj, r->bytes,
                 r->obj / (p->h.page_size ? p->h.page_size : 4096), r->dur);
         break;
     default:
         fprintf(out, "%s{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,"
                 "\"dur\":%.3f,\"pid\":%d,\"tid\":%u,\"args\":{\"%s\":%" PRIu64, sep,
-                kind_names[r->kind], category(r->kind), us(p, r->t), (double)r->dur / 1e3,
+                cmt_kind_names[r->kind], category(r->kind), cmt_us(p, r->t), (double)r->dur / 1e3,
                 p->h.rank, r->tid, object_name(r->kind), r->obj);
         if (r->peer >= 0) {
             fprintf(out, ",\"peer\":%" PRId32, r->peer);
@@ -399,8 +172,8 @@ static void write_json(const char *path)
     uint64_t worst = 0;
 
     fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out);
-    for (int i = 0; i < nprocs_read; i++) {
-        const proc_t *p = &procs[i];
+    for (int i = 0; i < cmt_nprocs; i++) {
+        const cmt_proc_t *p = &cmt_procs[i];
         static int depth[UINT16_MAX + 1]; /* phases open, per thread */
         uint16_t max_tid = 0;
         char name[160];
@@ -429,7 +202,7 @@ static void write_json(const char *path)
                     (t == 0) ? "application" : "progress or offload");
             /* Phases still open at the end (the last one, cut by the trace's close). */
             for (; depth[t] > 0; depth[t]--) {
-                fprintf(out, ",\n{\"ph\":\"E\",\"ts\":%.3f,\"pid\":%d,\"tid\":%u}", us(p, last),
+                fprintf(out, ",\n{\"ph\":\"E\",\"ts\":%.3f,\"pid\":%d,\"tid\":%u}", cmt_us(p, last),
                         p->h.rank, t);
             }
         }
@@ -439,7 +212,7 @@ static void write_json(const char *path)
     }
     fputs("\n],\"otherData\":{\"clock\":\"CLOCK_MONOTONIC of rank 0\",", out);
     fprintf(out, "\"clock_error_us\":%.3f,\"processes\":%d}}\n", (double)worst / 1e3,
-            nprocs_read);
+            cmt_nprocs);
     close_out(out, path);
 }
 
@@ -448,11 +221,11 @@ static void write_csv(const char *path)
     FILE *out = open_out(path);
 
     fputs("rank,thread,event,start_us,dur_us,object,peer,bytes,seq\n", out);
-    for (int i = 0; i < nprocs_read; i++) {
-        const proc_t *p = &procs[i];
+    for (int i = 0; i < cmt_nprocs; i++) {
+        const cmt_proc_t *p = &cmt_procs[i];
         for (size_t k = 0; k < p->n; k++) {
             const cm_trace_rec_t *r = &p->rec[k];
-            const char *name = kind_names[r->kind];
+            const char *name = cmt_kind_names[r->kind];
             if (r->kind == CM_TRACE_CLOCK) {
                 continue;
             }
@@ -460,16 +233,16 @@ static void write_csv(const char *path)
                 r->obj < CM_STATS_NTIMERS) {
                 fprintf(out, "%d,%u,%s %s,%.3f,0,,,,\n", p->h.rank, r->tid,
                         (r->kind == CM_TRACE_PHASE_BEGIN) ? "enter" : "leave",
-                        timer_names[r->obj], us(p, r->t));
+                        cmt_timer_names[r->obj], cmt_us(p, r->t));
                 continue;
             }
             if (r->kind == CM_TRACE_MSG_SEND || r->kind == CM_TRACE_MSG_QUEUE ||
                 r->kind == CM_TRACE_MSG_SERVE) {
                 fprintf(out, "%d,%u,%s %s,%.3f,%.3f,%" PRIu64 ",", p->h.rank, r->tid, name,
-                        msg_name(r->obj), us(p, r->t), (double)r->dur / 1e3, r->obj >> 8);
+                        cmt_msg_name(r->obj), cmt_us(p, r->t), (double)r->dur / 1e3, r->obj >> 8);
             } else {
                 fprintf(out, "%d,%u,%s,%.3f,%.3f,%" PRIu64 ",", p->h.rank, r->tid, name,
-                        us(p, r->t), (double)r->dur / 1e3, r->obj);
+                        cmt_us(p, r->t), (double)r->dur / 1e3, r->obj);
             }
             if (r->peer >= 0) {
                 fprintf(out, "%" PRId32, r->peer);
@@ -482,8 +255,8 @@ static void write_csv(const char *path)
 
 static void summary(void)
 {
-    for (int i = 0; i < nprocs_read; i++) {
-        const proc_t *p = &procs[i];
+    for (int i = 0; i < cmt_nprocs; i++) {
+        const cmt_proc_t *p = &cmt_procs[i];
         size_t count[CM_TRACE_NKINDS] = {0};
 
         for (size_t k = 0; k < p->n; k++) {
@@ -498,7 +271,7 @@ static void summary(void)
         putchar('\n');
         for (int k = 0; k < CM_TRACE_NKINDS; k++) {
             if (count[k] != 0 && k != CM_TRACE_CLOCK) {
-                printf("  %-12s %zu\n", kind_names[k], count[k]);
+                printf("  %-12s %zu\n", cmt_kind_names[k], count[k]);
             }
         }
     }
@@ -507,6 +280,7 @@ static void summary(void)
 int main(int argc, char **argv)
 {
     const char *json = NULL, *csv = NULL, *prefix = NULL;
+    bool top = false;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--csv") == 0) {
@@ -516,6 +290,8 @@ int main(int argc, char **argv)
             }
             *(argv[i][2] == 'j' ? &json : &csv) = argv[i + 1];
             i++;
+        } else if (strcmp(argv[i], "--top") == 0) {
+            top = true;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout, 0);
         } else if (strcmp(argv[i], "--version") == 0) {
@@ -535,15 +311,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "cm_trace: no PREFIX (what CM_TRACE was set to)\n");
         usage(stderr, 2);
     }
-    read_all(prefix);
-    index_sends();
+    cmt_read(prefix);
+    cmt_index_sends();
     if (json != NULL) {
         write_json(json);
     }
     if (csv != NULL) {
         write_csv(csv);
     }
-    if (json == NULL && csv == NULL) {
+    if (top) {
+        cmt_top(stdout, 10);
+    }
+    if (json == NULL && csv == NULL && !top) {
         summary();
     }
     return 0;

@@ -71,6 +71,14 @@ traced cm 3 CM_PROTOCOL=cashmere
 [ "$(got "B fault_ns")" -gt 0 ] || fail "cm: no fault phase"
 [ "$(got "X page fetch")" = "$(stats_total pages_fetched "$tmp/cm.json")" ] && [ "$(got "X page fetch")" -gt 0 ] ||
     fail "cm: $(got "X page fetch") page fetches traced, $(stats_total pages_fetched "$tmp/cm.json") counted"
+# --top: the same fetches, every rank's time, the locks with their acquires, the pages named.
+run 60 "$TRACE" --top "$tmp/cm"
+[ "$rc" = 0 ] || fail "cm_trace --top: exit status $rc"
+expect_out "^page fetches \\(one-sided gets from the home\\): $(stats_total pages_fetched "$tmp/cm.json"), "
+[ "$(count_out '^  rank [0-9]: [0-9.]* ms traced; outside the protocol')" = 3 ] || fail "--top: not every rank's time"
+[ "$(printf '%s\n' "$out" | awk '/^locks by time waited/ {f=1; next} f && /^ +[0-9]+ +[0-9]+ / {n += $2} /^pages/ {f=0} END {print n+0}')" -gt 0 ] ||
+    fail "--top: no lock acquires listed"
+expect_out "^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9]+  block of [0-9]+ bytes at \\+0x[0-9a-f]+ from 0x"
 
 note "TreadMarks over TCP, 3 processes"
 use_tcp lo
@@ -85,6 +93,10 @@ for m in "page request" "diff request" "lock request" "lock grant"; do
 done
 [ "$(got "X send page request")" = "$(stats_total msgs_page_req "$tmp/tmk.json")" ] ||
     fail "tmk: $(got "X send page request") page requests traced, $(stats_total msgs_page_req "$tmp/tmk.json") counted"
+# --top splits every page fetch into the seed's segments.
+run 60 "$TRACE" --top "$tmp/tmk"
+[ "$rc" = 0 ] || fail "cm_trace --top: exit status $rc"
+expect_out "^TreadMarks page fetches: $(stats_total msgs_page_req "$tmp/tmk.json"), [0-9.]+ us on average from request to the reply's handler: request on the wire [0-9.]+ us, queued at the target [0-9.]+ us, served [0-9.]+ us, reply on the wire [0-9.]+ us, queued at the requester [0-9.]+ us$"
 
 note "two levels, 3 processes of one host"
 use_shm

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cm_trace's reading of a job's trace files (src/tools/cm_trace_tool.h): each rank's header
+ * and records, its clock records, the move to rank 0's clock, and which send each served
+ * message came from.
+ */
+#include "config.h"
+#include "src/tools/cm_trace_tool.h"
+
+#include <errno.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const cmt_kind_names[] = {
+#define KIND_NAME_(n, name, doc) name,
+    CM_TRACE_KINDS(KIND_NAME_)
+#undef KIND_NAME_
+};
+
+/* TreadMarks's messages (src/protocols/treadmarks/cm_tmk_wire.h), by type. */
+static const char *const msg_names[] = {
+    "message", "lock request", "lock forward", "lock grant", "barrier arrival",
+    "barrier departure", "diff request", "diff reply", "page request", "page reply",
+    "gc done", "gc go",
+};
+
+const char *cmt_msg_name(uint64_t obj)
+{
+    unsigned type = (unsigned)(obj & 0xff);
+    return (type < sizeof(msg_names) / sizeof(msg_names[0])) ? msg_names[type] : "message";
+}
+
+const char *const cmt_timer_names[] = {
+#define TIMER_NAME_(name, doc) #name,
+    CM_STATS_TIMERS(TIMER_NAME_)
+#undef TIMER_NAME_
+};
+
+cmt_proc_t *cmt_procs;
+static cmt_sends_t *cmt_sends; /* [src * nprocs + dst] */
+int cmt_nprocs;
+uint64_t cmt_origin = UINT64_MAX; /* the job's first event, on rank 0's clock */
+
+void cmt_die(int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("cm_trace: error: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(code);
+}
+
+static void cmt_load(cmt_proc_t *p)
+{
+    FILE *f = fopen(p->path, "rb");
+    long size;
+    size_t body;
+
+    if (f == NULL) {
+        cmt_die(1, "%s: %s", p->path, strerror(errno));
+    }
+    if (fread(&p->h, sizeof(p->h), 1, f) != 1 || memcmp(p->h.magic, CM_TRACE_MAGIC, 8) != 0) {
+        cmt_die(1, "%s: not a Cashmere-RMA trace (no %s header)", p->path, CM_TRACE_MAGIC);
+    }
+    if (p->h.version != CM_TRACE_VERSION || p->h.rec_size != sizeof(cm_trace_rec_t)) {
+        cmt_die(1, "%s: trace version %" PRIu32 " with %" PRIu32 "-byte records; this cm_trace reads "
+            "version %d with %zu-byte records", p->path, p->h.version, p->h.rec_size,
+            CM_TRACE_VERSION, sizeof(cm_trace_rec_t));
+    }
+    p->h.host[sizeof(p->h.host) - 1]         = '\0';
+    p->h.protocol[sizeof(p->h.protocol) - 1] = '\0';
+    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
+        cmt_die(1, "%s: %s", p->path, strerror(errno));
+    }
+    body = (size_t)size - sizeof(p->h);
+    if (body % sizeof(cm_trace_rec_t) != 0) {
+        /* A process killed while writing: keep the whole records. */
+        fprintf(stderr, "cm_trace: %s ends in a partial record (the process ended while "
+                "writing); it is left out\n", p->path);
+    }
+    p->n   = body / sizeof(cm_trace_rec_t);
+    p->rec = malloc((p->n ? p->n : 1) * sizeof(*p->rec));
+    if (p->rec == NULL) {
+        cmt_die(1, "%s: out of memory for %zu events", p->path, p->n);
+    }
+    if (fseek(f, (long)sizeof(p->h), SEEK_SET) != 0 ||
+        fread(p->rec, sizeof(*p->rec), p->n, f) != p->n) {
+        cmt_die(1, "%s: cannot read its events", p->path);
+    }
+    fclose(f);
+    for (size_t i = 0; i < p->n; i++) {
+        const cm_trace_rec_t *r = &p->rec[i];
+        if (r->kind >= CM_TRACE_NKINDS) {
+            cmt_die(1, "%s: event %zu has kind %u, which this cm_trace does not know", p->path, i,
+                r->kind);
+        }
+        if (r->kind == CM_TRACE_CLOCK && p->nclock < 2) {
+            p->at[p->nclock]  = r->t;
+            p->off[p->nclock] = (int64_t)r->obj;
+            p->err[p->nclock] = r->dur;
+            p->nclock++;
+        }
+    }
+}
+
+/* t (this process's clock) on rank 0's. */
+uint64_t cmt_global_ns(const cmt_proc_t *p, uint64_t t)
+{
+    double off;
+
+    if (p->nclock == 0) {
+        return t;
+    }
+    if (p->nclock == 1 || p->at[1] == p->at[0]) {
+        off = (double)p->off[0];
+    } else {
+        double slope = (double)(p->off[1] - p->off[0]) / ((double)p->at[1] - (double)p->at[0]);
+        off          = (double)p->off[0] + slope * ((double)t - (double)p->at[0]);
+    }
+    return (uint64_t)((double)t + off);
+}
+
+double cmt_us(const cmt_proc_t *p, uint64_t t)
+{
+    return (double)(cmt_global_ns(p, t) - cmt_origin) / 1e3;
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+    return ((const cmt_proc_t *)a)->h.rank - ((const cmt_proc_t *)b)->h.rank;
+}
+
+void cmt_read(const char *prefix)
+{
+    char pattern[4200];
+    glob_t g;
+
+    snprintf(pattern, sizeof(pattern), "%s.*.cmtrace", prefix);
+    if (glob(pattern, 0, NULL, &g) != 0 || g.gl_pathc == 0) {
+        cmt_die(1, "no trace at %s (files %s): was the job run with CM_TRACE=%s?", prefix, pattern,
+            prefix);
+    }
+    cmt_procs = calloc(g.gl_pathc, sizeof(*cmt_procs));
+    if (cmt_procs == NULL) {
+        cmt_die(1, "out of memory");
+    }
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        cmt_procs[i].path = strdup(g.gl_pathv[i]);
+        cmt_load(&cmt_procs[i]);
+    }
+    cmt_nprocs = (int)g.gl_pathc;
+    globfree(&g);
+    qsort(cmt_procs, (size_t)cmt_nprocs, sizeof(*cmt_procs), cmp_rank);
+    for (int i = 0; i < cmt_nprocs; i++) {
+        if (cmt_procs[i].h.nprocs != cmt_procs[0].h.nprocs || cmt_procs[i].h.rank != i) {
+            cmt_die(1, "%s: rank %d of %d, but the traces at %s are of ranks 0..%d of a job of %d: "
+                "files of different jobs, or some missing", cmt_procs[i].path, cmt_procs[i].h.rank,
+                cmt_procs[i].h.nprocs, prefix, cmt_nprocs - 1, cmt_procs[0].h.nprocs);
+        }
+        for (size_t k = 0; k < cmt_procs[i].n; k++) {
+            uint64_t g0 = cmt_global_ns(&cmt_procs[i], cmt_procs[i].rec[k].t);
+            if (cmt_procs[i].rec[k].kind != CM_TRACE_CLOCK && g0 < cmt_origin) {
+                cmt_origin = g0;
+            }
+        }
+    }
+    if (cmt_nprocs != cmt_procs[0].h.nprocs) {
+        cmt_die(1, "%d traces at %s, but the job had %d processes: some are missing", cmt_nprocs,
+            prefix, cmt_procs[0].h.nprocs);
+    }
+    if (cmt_origin == UINT64_MAX) {
+        cmt_origin = 0;
+    }
+}
+
+void cmt_index_sends(void)
+{
+    cmt_sends = calloc((size_t)cmt_nprocs * (size_t)cmt_nprocs, sizeof(*cmt_sends));
+    if (cmt_sends == NULL) {
+        cmt_die(1, "out of memory");
+    }
+    for (int i = 0; i < cmt_nprocs; i++) {
+        for (size_t k = 0; k < cmt_procs[i].n; k++) {
+            const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
+            cmt_sends_t *s;
+            if (r->kind != CM_TRACE_MSG_SEND || r->peer < 0 || r->peer >= cmt_nprocs ||
+                r->seq == 0) {
+                continue;
+            }
+            s = &cmt_sends[(size_t)i * (size_t)cmt_nprocs + (size_t)r->peer];
+            if (r->seq > s->n) {
+                size_t n = (r->seq > 2 * s->n) ? r->seq : 2 * s->n;
+                const cm_trace_rec_t **g = realloc(s->rec, n * sizeof(*g));
+                if (g == NULL) {
+                    cmt_die(1, "out of memory");
+                }
+                memset(g + s->n, 0, (n - s->n) * sizeof(*g));
+                s->rec = g;
+                s->n   = n;
+            }
+            s->rec[r->seq - 1] = r;
+        }
+    }
+}
+
+/* The send a message served at p came from, if its sender's trace has it. */
+const cm_trace_rec_t *cmt_send_of(const cmt_proc_t *p, const cm_trace_rec_t *r)
+{
+    const cmt_sends_t *s;
+
+    if (r->peer < 0 || r->peer >= cmt_nprocs || r->seq == 0) {
+        return NULL;
+    }
+    s = &cmt_sends[(size_t)r->peer * (size_t)cmt_nprocs + (size_t)p->h.rank];
+    if (r->seq > s->n || s->rec[r->seq - 1] == NULL ||
+        (s->rec[r->seq - 1]->obj & 0xff) != (r->obj & 0xff)) {
+        return NULL; /* not traced, or out of order: no arrow rather than a wrong one */
+    }
+    return s->rec[r->seq - 1];
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cm_trace's parts: reading a job's traces onto one clock (cm_trace_read.c), the JSON and CSV
+ * (cm_trace.c), the terminal report (cm_trace_top.c).
+ */
+#ifndef CM_TRACE_TOOL_H
+#define CM_TRACE_TOOL_H
+
+#include "util/cm_stats.h"
+#include "util/cm_trace.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct {
+    char              *path;
+    cm_trace_header_t h;
+    cm_trace_rec_t    *rec;
+    size_t            n;
+    /* The clock: offset to rank 0 at two moments of this process's clock. */
+    int               nclock;
+    uint64_t          at[2];
+    int64_t           off[2];
+    uint64_t          err[2];
+} cmt_proc_t;
+
+/* The messages each rank sent each other, by their number (seq - 1): for the flows. */
+typedef struct {
+    const cm_trace_rec_t **rec;
+    size_t               n;
+} cmt_sends_t;
+
+extern cmt_proc_t *cmt_procs; /* by rank */
+extern int cmt_nprocs;
+extern uint64_t cmt_origin;   /* the job's first event, on rank 0's clock */
+extern const char *const cmt_kind_names[];
+extern const char *const cmt_timer_names[];
+
+void cmt_die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+/* Reads PREFIX.RANK.cmtrace of every rank (dies saying why where it cannot). */
+void cmt_read(const char *prefix);
+/* t (p's clock) on rank 0's, in ns, and in us since the job's first event. */
+uint64_t cmt_global_ns(const cmt_proc_t *p, uint64_t t);
+double cmt_us(const cmt_proc_t *p, uint64_t t);
+/* TreadMarks's message type (the low byte of a message record's obj) by name. */
+const char *cmt_msg_name(uint64_t obj);
+/* After cmt_read: the send a message served at p came from, or NULL. */
+void cmt_index_sends(void);
+const cm_trace_rec_t *cmt_send_of(const cmt_proc_t *p, const cm_trace_rec_t *r);
+/* The terminal report (--top): the n largest of each table. */
+void cmt_top(FILE *out, int n);
+
+#endif

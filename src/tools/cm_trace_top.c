@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cm_trace --top: a job's trace summed up for a terminal. Where each rank's application
+ * thread spent its time (the statistics' phases, exclusive, and the rest: computing); page
+ * fetches, and TreadMarks's split into the segments the monitoring seed times (the request on
+ * the wire, queued at the target, served, the reply on the wire, queued at the requester);
+ * the locks that wait most, with the page faults inside their holds; the pages faulted and
+ * fetched most, named by the allocation they lie in.
+ */
+#include "config.h"
+#include "src/tools/cm_trace_tool.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- where the time went ---------------------------------------------------------------- */
+
+static void top_phases(FILE *out)
+{
+    fprintf(out, "where each rank's application thread spent its time (statistics' phases, exclusive):\n");
+    for (int i = 0; i < cmt_nprocs; i++) {
+        const cmt_proc_t *p = &cmt_procs[i];
+        uint64_t charged[CM_STATS_NTIMERS + 1] = {0}; /* the last: outside any phase */
+        int stack[64], depth = 0;
+        uint64_t last = 0, first = 0, span;
+
+        for (size_t k = 0; k < p->n; k++) {
+            const cm_trace_rec_t *r = &p->rec[k];
+            if (r->tid != 0 || (r->kind != CM_TRACE_PHASE_BEGIN && r->kind != CM_TRACE_PHASE_END) ||
+                r->obj >= CM_STATS_NTIMERS) {
+                continue;
+            }
+            if (first == 0) {
+                first = last = r->t;
+            }
+            charged[depth ? stack[depth - 1] : CM_STATS_NTIMERS] += r->t - last;
+            last = r->t;
+            if (r->kind == CM_TRACE_PHASE_BEGIN && depth < 64) {
+                stack[depth++] = (int)r->obj;
+            } else if (r->kind == CM_TRACE_PHASE_END && depth > 0) {
+                depth--;
+            }
+        }
+        span = last - first;
+        fprintf(out, "  rank %d: %.3f ms traced; outside the protocol %.1f %%", p->h.rank,
+                (double)span / 1e6, span ? 100.0 * (double)charged[CM_STATS_NTIMERS] / (double)span : 0.0);
+        for (int t = 0; t < CM_STATS_NTIMERS; t++) {
+            if (span && charged[t] * 1000 >= span) { /* 0.1 % or more */
+                fprintf(out, ", %s %.1f %%", cmt_timer_names[t], 100.0 * (double)charged[t] / (double)span);
+            }
+        }
+        fputc('\n', out);
+    }
+}
+
+/* ---- page fetches ----------------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t n, sum[5];
+} fetch_split_t;
+
+/* A served message's arrival at its target: when it was queued, else when its handler began
+ * (the queued record, if any, comes just before its serve record in the same thread). */
+static uint64_t arrival(const cmt_proc_t *p, size_t k)
+{
+    const cm_trace_rec_t *r = &p->rec[k];
+
+    for (size_t j = k; j-- > 0 && k - j < 8;) {
+        const cm_trace_rec_t *q = &p->rec[j];
+        if (q->kind == CM_TRACE_MSG_QUEUE && q->tid == r->tid && q->peer == r->peer &&
+            q->seq == r->seq) {
+            return cmt_global_ns(p, q->t);
+        }
+    }
+    return cmt_global_ns(p, r->t);
+}
+
+/* TreadMarks: each page reply served at its requester, back to its request. */
+static void tmk_fetches(fetch_split_t *f)
+{
+    for (int i = 0; i < cmt_nprocs; i++) {
+        const cmt_proc_t *a = &cmt_procs[i];
+        for (size_t k = 0; k < a->n; k++) {
+            const cm_trace_rec_t *got = &a->rec[k], *rep, *req = NULL;
+            const cmt_proc_t *b;
+            size_t kb = 0;
+            if (got->kind != CM_TRACE_MSG_SERVE || strcmp(cmt_msg_name(got->obj), "page reply") != 0 ||
+                (rep = cmt_send_of(a, got)) == NULL) {
+                continue;
+            }
+            b = &cmt_procs[got->peer];
+            /* The request's service at b: the serve record that holds the reply's send. */
+            for (size_t j = (size_t)(rep - b->rec); j < b->n && j < (size_t)(rep - b->rec) + 8; j++) {
+                const cm_trace_rec_t *s = &b->rec[j];
+                if (s->kind == CM_TRACE_MSG_SERVE && s->tid == rep->tid && s->peer == a->h.rank &&
+                    strcmp(cmt_msg_name(s->obj), "page request") == 0 && s->t <= rep->t) {
+                    req = s;
+                    kb  = j;
+                    break;
+                }
+            }
+            if (req == NULL || cmt_send_of(b, req) == NULL) {
+                continue;
+            }
+            {
+                uint64_t t_req = cmt_global_ns(a, cmt_send_of(b, req)->t);
+                uint64_t at_b = arrival(b, kb), srv = cmt_global_ns(b, req->t);
+                uint64_t t_rep = cmt_global_ns(b, rep->t), at_a = arrival(a, k);
+                uint64_t seen = cmt_global_ns(a, got->t);
+                int64_t seg[5] = {(int64_t)(at_b - t_req), (int64_t)(srv - at_b),
+                                  (int64_t)req->dur, (int64_t)(at_a - t_rep), (int64_t)(seen - at_a)};
+                f->n++;
+                for (int s = 0; s < 5; s++) {
+                    f->sum[s] += (uint64_t)(seg[s] > 0 ? seg[s] : 0);
+                }
+            }
+        }
+    }
+}
+
+static void top_fetches(FILE *out)
+{
+    uint64_t n = 0, sum = 0;
+    fetch_split_t f = {0};
+
+    for (int i = 0; i < cmt_nprocs; i++) {
+        for (size_t k = 0; k < cmt_procs[i].n; k++) {
+            const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
+            if (r->kind == CM_TRACE_FETCH) {
+                n++;
+                sum += r->dur;
+            }
+        }
+    }
+    if (n != 0) {
+        fprintf(out, "page fetches (one-sided gets from the home): %" PRIu64 ", %.2f us on average "
+                "(an early copy's wait only; refetches and prefetches count 0)\n", n,
+                (double)sum / (double)n / 1e3);
+    }
+    tmk_fetches(&f);
+    if (f.n != 0) {
+        static const char *const seg[5] = {"request on the wire", "queued at the target",
+                                           "served", "reply on the wire", "queued at the requester"};
+        uint64_t total = 0;
+        for (int s = 0; s < 5; s++) {
+            total += f.sum[s];
+        }
+        fprintf(out, "TreadMarks page fetches: %" PRIu64 ", %.2f us on average from request to "
+                "the reply's handler:", f.n, (double)total / (double)f.n / 1e3);
+        for (int s = 0; s < 5; s++) {
+            fprintf(out, "%s %s %.2f us", s ? "," : "", seg[s], (double)f.sum[s] / (double)f.n / 1e3);
+        }
+        fputc('\n', out);
+    }
+}
+
+/* ---- locks -------------------------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t lock, acquires, wait, hold, max_hold, faults, fault_ns;
+} lock_row_t;
+
+static int cmp_wait(const void *a, const void *b)
+{
+    const lock_row_t *x = a, *y = b;
+    return (x->wait < y->wait) ? 1 : (x->wait > y->wait) ? -1 : (x->lock > y->lock) - (x->lock < y->lock);
+}
+
+static lock_row_t *lock_row(lock_row_t **rows, size_t *n, size_t *cap, uint64_t lock)
+{
+    for (size_t i = 0; i < *n; i++) {
+        if ((*rows)[i].lock == lock) {
+            return &(*rows)[i];
+        }
+    }
+    if (*n == *cap) {
+        *cap  = *cap ? 2 * *cap : 64;
+        *rows = realloc(*rows, *cap * sizeof(**rows));
+        if (*rows == NULL) {
+            cmt_die(1, "out of memory");
+        }
+    }
+    memset(&(*rows)[*n], 0, sizeof(**rows));
+    (*rows)[*n].lock = lock;
+    return &(*rows)[(*n)++];
+}
+
+static void top_locks(FILE *out, int top)
+{
+    lock_row_t *rows = NULL;
+    size_t n = 0, cap = 0;
+
+    for (int i = 0; i < cmt_nprocs; i++) {
+        const cmt_proc_t *p = &cmt_procs[i];
+        for (size_t k = 0; k < p->n; k++) {
+            const cm_trace_rec_t *r = &p->rec[k];
+            lock_row_t *row;
+            if (r->kind != CM_TRACE_LOCK_WAIT && r->kind != CM_TRACE_LOCK_HOLD) {
+                continue;
+            }
+            row = lock_row(&rows, &n, &cap, r->obj);
+            if (r->kind == CM_TRACE_LOCK_WAIT) {
+                row->acquires++;
+                row->wait += r->dur;
+                continue;
+            }
+            row->hold += r->dur;
+            row->max_hold = (r->dur > row->max_hold) ? r->dur : row->max_hold;
+            /* The page faults of this thread inside the hold: recorded before the hold's own
+             * record (it is written at the release), after the grant. */
+            for (size_t j = k; j-- > 0;) {
+                const cm_trace_rec_t *q = &p->rec[j];
+                if (q->t + q->dur < r->t && q->kind != CM_TRACE_PHASE_BEGIN &&
+                    q->kind != CM_TRACE_PHASE_END) {
+                    break;
+                }
+                if (q->tid == r->tid && q->t >= r->t &&
+                    (q->kind == CM_TRACE_FAULT_READ || q->kind == CM_TRACE_FAULT_WRITE)) {
+                    row->faults++;
+                    row->fault_ns += q->dur;
+                }
+            }
+        }
+    }
+    if (n == 0) {
+        return;
+    }
+    qsort(rows, n, sizeof(*rows), cmp_wait);
+    fprintf(out, "locks by time waited (of %zu locks):\n  %8s %10s %12s %10s %12s %10s %9s %12s\n", n,
+            "lock", "acquires", "wait ms", "wait us/acq", "hold ms", "max hold us", "faults in", "their ms");
+    for (size_t i = 0; i < n && (int)i < top; i++) {
+        const lock_row_t *l = &rows[i];
+        fprintf(out, "  %8" PRIu64 " %10" PRIu64 " %12.3f %10.2f %12.3f %10.2f %9" PRIu64 " %12.3f\n",
+                l->lock, l->acquires, (double)l->wait / 1e6,
+                (double)l->wait / (double)l->acquires / 1e3, (double)l->hold / 1e6,
+                (double)l->max_hold / 1e3, l->faults, (double)l->fault_ns / 1e6);
+    }
+    free(rows);
+}
+
+/* ---- pages -------------------------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t page, faults, fetches, bytes, writers; /* writers: a bit per rank (first 64) */
+} page_row_t;
+
+static int cmp_page(const void *a, const void *b)
+{
+    const page_row_t *x = a, *y = b;
+    uint64_t u = x->faults + x->fetches, v = y->faults + y->fetches;
+    return (u < v) ? 1 : (u > v) ? -1 : (x->page > y->page) - (x->page < y->page);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Where page p lies: the allocation (by any rank) that holds its first byte. */
+static void page_owner(uint64_t p, char *buf, size_t len)
+{
+    for (int i = 0; i < cmt_nprocs; i++) {
+        const cmt_proc_t *pr = &cmt_procs[i];
+        for (size_t k = 0; k < pr->n; k++) {
+            const cm_trace_rec_t *r = &pr->rec[k];
+            uint64_t at = p * pr->h.page_size;
+            if (r->kind == CM_TRACE_ALLOC && at + pr->h.page_size > r->obj && at < r->obj + r->bytes) {
+                snprintf(buf, len, "block of %" PRIu32 " bytes at +0x%" PRIx64 " from 0x%" PRIx64
+                         " (rank %d), offset %+" PRId64, r->bytes, r->obj, r->dur, pr->h.rank,
+                         (int64_t)at - (int64_t)r->obj);
+                return;
+            }
+        }
+    }
+    snprintf(buf, len, "no allocation traced");
+}
+
+static void top_pages(FILE *out, int top)
+{
+    uint64_t *keys = NULL;
+    size_t nk = 0, cap = 0, nrows = 0;
+    page_row_t *rows;
+
+    for (int i = 0; i < cmt_nprocs; i++) {
+        for (size_t k = 0; k < cmt_procs[i].n; k++) {
+            const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
+            if (r->kind == CM_TRACE_FAULT_READ || r->kind == CM_TRACE_FAULT_WRITE || r->kind == CM_TRACE_FETCH) {
+                if (nk == cap) {
+                    cap  = cap ? 2 * cap : 1024;
+                    keys = realloc(keys, cap * sizeof(*keys));
+                    if (keys == NULL) {
+                        cmt_die(1, "out of memory");
+                    }
+                }
+                keys[nk++] = r->obj;
+            }
+        }
+    }
+    if (nk == 0) {
+        free(keys);
+        return;
+    }
+    qsort(keys, nk, sizeof(*keys), cmp_u64);
+    rows = calloc(nk, sizeof(*rows));
+    if (rows == NULL) {
+        cmt_die(1, "out of memory");
+    }
+    for (size_t i = 0; i < nk; i++) {
+        if (i == 0 || keys[i] != keys[i - 1]) {
+            rows[nrows++].page = keys[i];
+        }
+    }
+    for (int i = 0; i < cmt_nprocs; i++) {
+        for (size_t k = 0; k < cmt_procs[i].n; k++) {
+            const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
+            page_row_t key = {.page = r->obj}, *row;
+            if (r->kind != CM_TRACE_FAULT_READ && r->kind != CM_TRACE_FAULT_WRITE && r->kind != CM_TRACE_FETCH) {
+                continue;
+            }
+            row = bsearch(&key, rows, nrows, sizeof(*rows), cmp_u64); /* page is the first member */
+            if (r->kind == CM_TRACE_FETCH) {
+                row->fetches++;
+                row->bytes += r->bytes;
+            } else {
+                row->faults++;
+                if (r->kind == CM_TRACE_FAULT_WRITE && i < 64) {
+                    row->writers |= 1ull << i;
+                }
+            }
+        }
+    }
+    qsort(rows, nrows, sizeof(*rows), cmp_page);
+    fprintf(out, "pages by faults and fetches (of %zu pages):\n  %8s %8s %8s %10s %8s  %s\n", nrows,
+            "page", "faults", "fetches", "KB got", "writers", "where");
+    for (size_t i = 0; i < nrows && (int)i < top; i++) {
+        char where[192];
+        page_owner(rows[i].page, where, sizeof(where));
+        fprintf(out, "  %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %10.1f %8d  %s\n", rows[i].page,
+                rows[i].faults, rows[i].fetches, (double)rows[i].bytes / 1e3,
+                __builtin_popcountll(rows[i].writers), where);
+    }
+    free(rows);
+    free(keys);
+}
+
+void cmt_top(FILE *out, int top)
+{
+    top_phases(out);
+    top_fetches(out);
+    top_locks(out, top);
+    top_pages(out, top);
+}
