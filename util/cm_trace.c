@@ -4,12 +4,15 @@
  * buffer of its own, so recording takes no lock; a full buffer is written out under the
  * file's mutex and starts again, which is the only time a thread waits for another.
  */
+#define _GNU_SOURCE
 #include "util/cm_trace.h"
 #include "util/cm_log.h"
 #include "util/cm_stats.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +96,44 @@ static void cm_trace_spill(cm_trace_buf_t *b)
     cm_tr.cost_ns += cm_time_ns() - t0;
 }
 
+/* PREFIX.RANK.objects: each loaded object's load address and file, one per line, so that
+ * cm_trace can name an allocation's caller (addr2line, on the address less its object's). */
+static int cm_trace_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    FILE *f = arg;
+    char exe[4096];
+    const char *name = info->dlpi_name;
+    ssize_t n;
+
+    (void)size;
+    if (name == NULL || name[0] == '\0') { /* the executable */
+        n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n <= 0) {
+            return 0;
+        }
+        exe[n] = '\0';
+        name   = exe;
+    }
+    if (name[0] == '/') {
+        fprintf(f, "0x%" PRIxPTR " %s\n", (uintptr_t)info->dlpi_addr, name);
+    }
+    return 0;
+}
+
+static void cm_trace_objects(const char *prefix, int rank)
+{
+    char path[4096];
+    FILE *f;
+
+    if ((size_t)snprintf(path, sizeof(path), "%s.%d.objects", prefix, rank) >= sizeof(path) ||
+        (f = fopen(path, "w")) == NULL) {
+        cm_warn("CM_TRACE: cannot write %s.%d.objects: allocations will not be named", prefix, rank);
+        return;
+    }
+    dl_iterate_phdr(cm_trace_object, f);
+    fclose(f);
+}
+
 cm_status_t cm_trace_open(const char *prefix, int rank, int nprocs, size_t buffer_events,
                           size_t page_size, const void *shared_base, const char *protocol)
 {
@@ -121,6 +162,7 @@ cm_status_t cm_trace_open(const char *prefix, int rank, int nprocs, size_t buffe
     h.page_size   = page_size;
     h.shared_base = (uint64_t)(uintptr_t)shared_base;
     gethostname(h.host, sizeof(h.host) - 1);
+    cm_trace_objects(prefix, rank);
     snprintf(h.protocol, sizeof(h.protocol), "%s", protocol);
     cm_trace_write(&h, sizeof(h));
     if (cm_tr.write_failed) {

@@ -137,6 +137,71 @@ static int cmp_rank(const void *a, const void *b)
     return ((const cmt_proc_t *)a)->h.rank - ((const cmt_proc_t *)b)->h.rank;
 }
 
+/* PREFIX.RANK.objects, if the job wrote it (util/cm_trace.c): "0xBASE PATH" lines. */
+static void cmt_load_objects(cmt_proc_t *p)
+{
+    char path[4200], line[4200];
+    size_t n = strlen(p->path);
+    FILE *f;
+
+    if (n < 8 || n - 8 + sizeof(".objects") > sizeof(path)) {
+        return;
+    }
+    snprintf(path, sizeof(path), "%.*s.objects", (int)(n - 8), p->path); /* less ".cmtrace" */
+    f = fopen(path, "r");
+    if (f == NULL) {
+        return;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        uint64_t base;
+        char file[4096];
+        struct cmt_object *o;
+        if (sscanf(line, "%" SCNx64 " %4095[^\n]", &base, file) != 2) {
+            continue;
+        }
+        o = realloc(p->obj, (size_t)(p->nobj + 1) * sizeof(*o));
+        if (o == NULL) {
+            cmt_die(1, "out of memory");
+        }
+        p->obj                 = o;
+        p->obj[p->nobj].base   = base;
+        p->obj[p->nobj++].path = strdup(file);
+    }
+    fclose(f);
+}
+
+void cmt_symbol(const cmt_proc_t *p, uint64_t addr, char *buf, size_t len)
+{
+    const struct cmt_object *best = NULL;
+    char cmd[4400], fn[512] = "", at[512] = "";
+    FILE *f;
+
+    snprintf(buf, len, "0x%" PRIx64, addr);
+    for (int i = 0; i < p->nobj; i++) {
+        if (p->obj[i].base <= addr && (best == NULL || p->obj[i].base > best->base)) {
+            best = &p->obj[i];
+        }
+    }
+    if (best == NULL || strchr(best->path, '\'') != NULL) {
+        return;
+    }
+    /* A return address: the call is the instruction before it. */
+    snprintf(cmd, sizeof(cmd), "addr2line -f -s -e '%s' 0x%" PRIx64 " 2>/dev/null", best->path,
+             addr - best->base - 1);
+    f = popen(cmd, "r");
+    if (f == NULL) {
+        return;
+    }
+    if (fgets(fn, sizeof(fn), f) != NULL && fgets(at, sizeof(at), f) != NULL) {
+        fn[strcspn(fn, "\n")] = '\0';
+        at[strcspn(at, "\n")] = '\0';
+        if (strcmp(fn, "??") != 0) {
+            snprintf(buf, len, "%s at %s", fn, at);
+        }
+    }
+    pclose(f);
+}
+
 void cmt_read(const char *prefix)
 {
     char pattern[4200];
@@ -154,6 +219,7 @@ void cmt_read(const char *prefix)
     for (size_t i = 0; i < g.gl_pathc; i++) {
         cmt_procs[i].path = strdup(g.gl_pathv[i]);
         cmt_load(&cmt_procs[i]);
+        cmt_load_objects(&cmt_procs[i]);
     }
     cmt_nprocs = (int)g.gl_pathc;
     globfree(&g);

@@ -23,6 +23,12 @@ typedef struct {
     uint64_t          at[2];
     int64_t           off[2];
     uint64_t          err[2];
+    /* Its loaded objects (PREFIX.RANK.objects), by load address: to name callers. */
+    struct cmt_object {
+        uint64_t base;
+        char     *path;
+    } *obj;
+    int               nobj;
 } cmt_proc_t;
 
 /* The messages each rank sent each other, by their number (seq - 1): for the flows. */
@@ -48,6 +54,10 @@ const char *cmt_msg_name(uint64_t obj);
 /* After cmt_read: the send a message served at p came from, or NULL. */
 void cmt_index_sends(void);
 const cm_trace_rec_t *cmt_send_of(const cmt_proc_t *p, const cm_trace_rec_t *r);
+/* The function and source line of the call that return address addr of p comes back to
+ * ("main at water.c:368"), by addr2line (binutils) on its object; "0x..." where that cannot be
+ * had (no addr2line, no debugging information, the object gone). */
+void cmt_symbol(const cmt_proc_t *p, uint64_t addr, char *buf, size_t len);
 /* The terminal report (--top): the n largest of each table. */
 void cmt_top(FILE *out, int n);
 

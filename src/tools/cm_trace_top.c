@@ -267,9 +267,11 @@ static void page_owner(uint64_t p, char *buf, size_t len)
             const cm_trace_rec_t *r = &pr->rec[k];
             uint64_t at = p * pr->h.page_size;
             if (r->kind == CM_TRACE_ALLOC && at + pr->h.page_size > r->obj && at < r->obj + r->bytes) {
-                snprintf(buf, len, "block of %" PRIu32 " bytes at +0x%" PRIx64 " from 0x%" PRIx64
-                         " (rank %d), offset %+" PRId64, r->bytes, r->obj, r->dur, pr->h.rank,
-                         (int64_t)at - (int64_t)r->obj);
+                char who[600];
+                cmt_symbol(pr, r->dur, who, sizeof(who));
+                snprintf(buf, len, "block of %" PRIu32 " bytes at +0x%" PRIx64 ", offset %+" PRId64
+                         ", from %s (rank %d)", r->bytes, r->obj, (int64_t)at - (int64_t)r->obj,
+                         who, pr->h.rank);
                 return;
             }
         }
@@ -335,7 +337,7 @@ static void top_pages(FILE *out, int top)
     fprintf(out, "pages by faults and fetches (of %zu pages):\n  %8s %8s %8s %10s %8s  %s\n", nrows,
             "page", "faults", "fetches", "KB got", "writers", "where");
     for (size_t i = 0; i < nrows && (int)i < top; i++) {
-        char where[192];
+        char where[1024];
         page_owner(rows[i].page, where, sizeof(where));
         fprintf(out, "  %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %10.1f %8d  %s\n", rows[i].page,
                 rows[i].faults, rows[i].fetches, (double)rows[i].bytes / 1e3,

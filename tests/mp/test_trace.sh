@@ -78,7 +78,13 @@ expect_out "^page fetches \\(one-sided gets from the home\\): $(stats_total page
 [ "$(count_out '^  rank [0-9]: [0-9.]* ms traced; outside the protocol')" = 3 ] || fail "--top: not every rank's time"
 [ "$(printf '%s\n' "$out" | awk '/^locks by time waited/ {f=1; next} f && /^ +[0-9]+ +[0-9]+ / {n += $2} /^pages/ {f=0} END {print n+0}')" -gt 0 ] ||
     fail "--top: no lock acquires listed"
-expect_out "^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9]+  block of [0-9]+ bytes at \\+0x[0-9a-f]+ from 0x"
+expect_out "^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9]+  block of [0-9]+ bytes at \\+0x[0-9a-f]+, offset \\+[0-9]+, from "
+if command -v addr2line > /dev/null; then
+    # Named by the call that allocated them (mp_litmus.c is built with -g).
+    expect_out ", from test_[a-z_]+ at mp_litmus\\.c:[0-9]+ \\(rank 0\\)$"
+else
+    echo "allocations not named by function: addr2line is not installed (Debian: binutils)"
+fi
 
 note "TreadMarks over TCP, 3 processes"
 use_tcp lo
