@@ -25,7 +25,7 @@
 static void usage(FILE *out, int code)
 {
     fprintf(out,
-            "usage: cm_trace [--json FILE] [--csv FILE] [--top] PREFIX\n"
+            "usage: cm_trace [--json FILE] [--csv FILE] [--top] [--timeline BASE] PREFIX\n"
             "  PREFIX      what CM_TRACE was set to: reads PREFIX.RANK.cmtrace of every rank\n"
             "  --json FILE Chrome/Perfetto trace-event JSON (- for standard output): open it in\n"
             "              ui.perfetto.dev or chrome://tracing\n"
@@ -33,8 +33,9 @@ static void usage(FILE *out, int code)
             "  --top       where the time went, page fetches (TreadMarks's in their segments), the\n"
             "              locks waited for most with the faults in their holds, the pages faulted\n"
             "              and fetched most with their allocation\n"
-            "Without --json, --csv or --top: each rank's events by kind and its clock's offset and\n"
-            "error.\n");
+            "  --timeline BASE  BASE.png and BASE.svg: each rank's time in lanes (compute, fault, lock,\n"
+            "              barrier, acquire/release, serve), drawn by gnuplot\n"
+            "Without any of them: each rank's events by kind and its clock's offset and error.\n");
     exit(code);
 }
 
@@ -192,8 +193,8 @@ static void write_json(const char *path)
             if (p->rec[k].tid > max_tid) {
                 max_tid = p->rec[k].tid;
             }
-            if (p->rec[k].kind != CM_TRACE_CLOCK && p->rec[k].t + p->rec[k].dur > last) {
-                last = p->rec[k].t + p->rec[k].dur;
+            if (p->rec[k].kind != CM_TRACE_CLOCK && p->rec[k].t + cmt_dur(&p->rec[k]) > last) {
+                last = p->rec[k].t + cmt_dur(&p->rec[k]);
             }
         }
         for (unsigned t = 0; t <= max_tid; t++) {
@@ -239,10 +240,10 @@ static void write_csv(const char *path)
             if (r->kind == CM_TRACE_MSG_SEND || r->kind == CM_TRACE_MSG_QUEUE ||
                 r->kind == CM_TRACE_MSG_SERVE) {
                 fprintf(out, "%d,%u,%s %s,%.3f,%.3f,%" PRIu64 ",", p->h.rank, r->tid, name,
-                        cmt_msg_name(r->obj), cmt_us(p, r->t), (double)r->dur / 1e3, r->obj >> 8);
+                        cmt_msg_name(r->obj), cmt_us(p, r->t), (double)cmt_dur(r) / 1e3, r->obj >> 8);
             } else {
                 fprintf(out, "%d,%u,%s,%.3f,%.3f,%" PRIu64 ",", p->h.rank, r->tid, name,
-                        cmt_us(p, r->t), (double)r->dur / 1e3, r->obj);
+                        cmt_us(p, r->t), (double)cmt_dur(r) / 1e3, r->obj);
             }
             if (r->peer >= 0) {
                 fprintf(out, "%" PRId32, r->peer);
@@ -279,16 +280,18 @@ static void summary(void)
 
 int main(int argc, char **argv)
 {
-    const char *json = NULL, *csv = NULL, *prefix = NULL;
+    const char *json = NULL, *csv = NULL, *prefix = NULL, *timeline = NULL;
     bool top = false;
 
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--csv") == 0) {
+        if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--csv") == 0 ||
+            strcmp(argv[i], "--timeline") == 0) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "cm_trace: %s needs a file (or - for standard output)\n", argv[i]);
+                fprintf(stderr, "cm_trace: %s needs a file%s\n", argv[i],
+                        (argv[i][2] == 't') ? " name without its extension" : " (or - for standard output)");
                 usage(stderr, 2);
             }
-            *(argv[i][2] == 'j' ? &json : &csv) = argv[i + 1];
+            *(argv[i][2] == 'j' ? &json : argv[i][2] == 'c' ? &csv : &timeline) = argv[i + 1];
             i++;
         } else if (strcmp(argv[i], "--top") == 0) {
             top = true;
@@ -322,7 +325,10 @@ int main(int argc, char **argv)
     if (top) {
         cmt_top(stdout, 10);
     }
-    if (json == NULL && csv == NULL && !top) {
+    if (timeline != NULL) {
+        cmt_timeline(timeline);
+    }
+    if (json == NULL && csv == NULL && !top && timeline == NULL) {
         summary();
     }
     return 0;

@@ -37,6 +37,13 @@ typedef struct {
     size_t               n;
 } cmt_sends_t;
 
+/* A record's duration: 0 for the kinds whose dur holds something else (a clock's error bound,
+ * an allocation's caller). */
+static inline uint64_t cmt_dur(const cm_trace_rec_t *r)
+{
+    return (r->kind == CM_TRACE_CLOCK || r->kind == CM_TRACE_ALLOC) ? 0 : r->dur;
+}
+
 extern cmt_proc_t *cmt_procs; /* by rank */
 extern int cmt_nprocs;
 extern uint64_t cmt_origin;   /* the job's first event, on rank 0's clock */
@@ -60,5 +67,7 @@ const cm_trace_rec_t *cmt_send_of(const cmt_proc_t *p, const cm_trace_rec_t *r);
 void cmt_symbol(const cmt_proc_t *p, uint64_t addr, char *buf, size_t len);
 /* The terminal report (--top): the n largest of each table. */
 void cmt_top(FILE *out, int n);
+/* BASE.png and BASE.svg: lanes of each rank's time (gnuplot; BASE.dat and BASE.gp kept). */
+void cmt_timeline(const char *base);
 
 #endif

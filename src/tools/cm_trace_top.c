@@ -211,7 +211,7 @@ static void top_locks(FILE *out, int top)
              * record (it is written at the release), after the grant. */
             for (size_t j = k; j-- > 0;) {
                 const cm_trace_rec_t *q = &p->rec[j];
-                if (q->t + q->dur < r->t && q->kind != CM_TRACE_PHASE_BEGIN &&
+                if (q->t + cmt_dur(q) < r->t && q->kind != CM_TRACE_PHASE_BEGIN &&
                     q->kind != CM_TRACE_PHASE_END) {
                     break;
                 }

@@ -104,6 +104,24 @@ run 60 "$TRACE" --top "$tmp/tmk"
 [ "$rc" = 0 ] || fail "cm_trace --top: exit status $rc"
 expect_out "^TreadMarks page fetches: $(stats_total msgs_page_req "$tmp/tmk.json"), [0-9.]+ us on average from request to the reply's handler: request on the wire [0-9.]+ us, queued at the target [0-9.]+ us, served [0-9.]+ us, reply on the wire [0-9.]+ us, queued at the requester [0-9.]+ us$"
 
+note "the timeline picture of the TreadMarks run"
+if command -v gnuplot > /dev/null; then
+    run 120 "$TRACE" --timeline "$tmp/tmk-timeline" "$tmp/tmk"
+    [ "$rc" = 0 ] || fail "cm_trace --timeline: exit status $rc"
+    [ "$(count_out '[Ww]arning')" = 0 ] || fail "gnuplot warned"
+    for ext in png svg; do
+        [ -s "$tmp/tmk-timeline.$ext" ] || fail "no $ext picture"
+    done
+    for text in "rank 0" "rank 2" compute fault lock barrier; do
+        grep -q ">$text<" "$tmp/tmk-timeline.svg" || fail "the SVG has no '$text'"
+    done
+    # One stretch per line of each lane's block, every rank's lanes within the plot's rows.
+    awk '/^[0-9]/ && ($2 < 0 || $2 > 20 || $3 < 0) {bad++} END {exit bad > 0}' "$tmp/tmk-timeline.dat" ||
+        fail "a stretch outside the lanes, or of negative length"
+else
+    echo "the timeline is not drawn: gnuplot is not installed (Debian: gnuplot-nox)"
+fi
+
 note "two levels, 3 processes of one host"
 use_shm
 traced tl 3 CM_PROTOCOL=twolevel
