@@ -57,49 +57,49 @@ void cmt_die(int code, const char *fmt, ...)
     exit(code);
 }
 
-static void cmt_load(cmt_proc_t *p)
+cm_status_t cmt_parse(cmt_proc_t *p, const void *data, size_t len, char *err, size_t errlen)
 {
-    FILE *f = fopen(p->path, "rb");
-    long size;
     size_t body;
 
-    if (f == NULL) {
-        cmt_die(1, "%s: %s", p->path, strerror(errno));
+    if (len < sizeof(p->h) || memcmp(data, CM_TRACE_MAGIC, 8) != 0) {
+        snprintf(err, errlen, "not a Cashmere-RMA trace (no %s header)", CM_TRACE_MAGIC);
+        return CM_ERR_INVALID;
     }
-    if (fread(&p->h, sizeof(p->h), 1, f) != 1 || memcmp(p->h.magic, CM_TRACE_MAGIC, 8) != 0) {
-        cmt_die(1, "%s: not a Cashmere-RMA trace (no %s header)", p->path, CM_TRACE_MAGIC);
-    }
+    memcpy(&p->h, data, sizeof(p->h));
     if (p->h.version != CM_TRACE_VERSION || p->h.rec_size != sizeof(cm_trace_rec_t)) {
-        cmt_die(1, "%s: trace version %" PRIu32 " with %" PRIu32 "-byte records; this cm_trace reads "
-            "version %d with %zu-byte records", p->path, p->h.version, p->h.rec_size,
-            CM_TRACE_VERSION, sizeof(cm_trace_rec_t));
+        snprintf(err, errlen, "trace version %" PRIu32 " with %" PRIu32 "-byte records; this "
+                 "cm_trace reads version %d with %zu-byte records", p->h.version, p->h.rec_size,
+                 CM_TRACE_VERSION, sizeof(cm_trace_rec_t));
+        return CM_ERR_INVALID;
+    }
+    if (p->h.nprocs <= 0 || p->h.rank < 0 || p->h.rank >= p->h.nprocs) {
+        snprintf(err, errlen, "rank %" PRId32 " of a job of %" PRId32 " processes", p->h.rank,
+                 p->h.nprocs);
+        return CM_ERR_INVALID;
+    }
+    if (p->h.page_size == 0 || (p->h.page_size & (p->h.page_size - 1)) != 0) {
+        snprintf(err, errlen, "a page size of %" PRIu64 " bytes", p->h.page_size);
+        return CM_ERR_INVALID;
     }
     p->h.host[sizeof(p->h.host) - 1]         = '\0';
     p->h.protocol[sizeof(p->h.protocol) - 1] = '\0';
-    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
-        cmt_die(1, "%s: %s", p->path, strerror(errno));
-    }
-    body = (size_t)size - sizeof(p->h);
-    if (body % sizeof(cm_trace_rec_t) != 0) {
-        /* A process killed while writing: keep the whole records. */
-        fprintf(stderr, "cm_trace: %s ends in a partial record (the process ended while "
-                "writing); it is left out\n", p->path);
-    }
-    p->n   = body / sizeof(cm_trace_rec_t);
+    body  = len - sizeof(p->h);
+    p->n  = body / sizeof(cm_trace_rec_t); /* a process killed while writing: whole records */
     p->rec = malloc((p->n ? p->n : 1) * sizeof(*p->rec));
     if (p->rec == NULL) {
-        cmt_die(1, "%s: out of memory for %zu events", p->path, p->n);
+        snprintf(err, errlen, "out of memory for %zu events", p->n);
+        return CM_ERR_NO_MEMORY;
     }
-    if (fseek(f, (long)sizeof(p->h), SEEK_SET) != 0 ||
-        fread(p->rec, sizeof(*p->rec), p->n, f) != p->n) {
-        cmt_die(1, "%s: cannot read its events", p->path);
-    }
-    fclose(f);
+    memcpy(p->rec, (const char *)data + sizeof(p->h), p->n * sizeof(*p->rec));
+    p->nclock = 0;
     for (size_t i = 0; i < p->n; i++) {
         const cm_trace_rec_t *r = &p->rec[i];
         if (r->kind >= CM_TRACE_NKINDS) {
-            cmt_die(1, "%s: event %zu has kind %u, which this cm_trace does not know", p->path, i,
-                r->kind);
+            snprintf(err, errlen, "event %zu has kind %u, which this cm_trace does not know", i,
+                     r->kind);
+            free(p->rec);
+            p->rec = NULL;
+            return CM_ERR_INVALID;
         }
         if (r->kind == CM_TRACE_CLOCK && p->nclock < 2) {
             p->at[p->nclock]  = r->t;
@@ -108,12 +108,41 @@ static void cmt_load(cmt_proc_t *p)
             p->nclock++;
         }
     }
+    return CM_OK;
+}
+
+static void cmt_load(cmt_proc_t *p)
+{
+    FILE *f = fopen(p->path, "rb");
+    char *data, err[256];
+    long size;
+
+    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
+        fseek(f, 0, SEEK_SET) != 0) {
+        cmt_die(1, "%s: %s", p->path, strerror(errno));
+    }
+    data = malloc((size_t)size + 1);
+    if (data == NULL) {
+        cmt_die(1, "%s: out of memory for %ld bytes", p->path, size);
+    }
+    if (fread(data, 1, (size_t)size, f) != (size_t)size) {
+        cmt_die(1, "%s: cannot read it", p->path);
+    }
+    fclose(f);
+    if (cmt_parse(p, data, (size_t)size, err, sizeof(err)) != CM_OK) {
+        cmt_die(1, "%s: %s", p->path, err);
+    }
+    if (((size_t)size - sizeof(p->h)) % sizeof(cm_trace_rec_t) != 0) {
+        fprintf(stderr, "cm_trace: %s ends in a partial record (the process ended while "
+                "writing); it is left out\n", p->path);
+    }
+    free(data);
 }
 
 /* t (this process's clock) on rank 0's. */
 uint64_t cmt_global_ns(const cmt_proc_t *p, uint64_t t)
 {
-    double off;
+    double off, g;
 
     if (p->nclock == 0) {
         return t;
@@ -121,10 +150,12 @@ uint64_t cmt_global_ns(const cmt_proc_t *p, uint64_t t)
     if (p->nclock == 1 || p->at[1] == p->at[0]) {
         off = (double)p->off[0];
     } else {
-        double slope = (double)(p->off[1] - p->off[0]) / ((double)p->at[1] - (double)p->at[0]);
+        double slope = ((double)p->off[1] - (double)p->off[0]) / ((double)p->at[1] - (double)p->at[0]);
         off          = (double)p->off[0] + slope * ((double)t - (double)p->at[0]);
     }
-    return (uint64_t)((double)t + off);
+    /* (Clamped: a damaged clock record must not make the conversion undefined.) */
+    g = (double)t + off;
+    return !(g > 0) ? 0 : (g >= 18446744073709549568.0) ? UINT64_MAX : (uint64_t)g;
 }
 
 double cmt_us(const cmt_proc_t *p, uint64_t t)
@@ -256,8 +287,10 @@ void cmt_index_sends(void)
         for (size_t k = 0; k < cmt_procs[i].n; k++) {
             const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
             cmt_sends_t *s;
+            /* (A sequence number far beyond the records there are is a damaged trace's: no
+             * arrow rather than an array of billions.) */
             if (r->kind != CM_TRACE_MSG_SEND || r->peer < 0 || r->peer >= cmt_nprocs ||
-                r->seq == 0) {
+                r->seq == 0 || r->seq > 4 * cmt_procs[i].n + 4096) {
                 continue;
             }
             s = &cmt_sends[(size_t)i * (size_t)cmt_nprocs + (size_t)r->peer];
@@ -274,6 +307,15 @@ void cmt_index_sends(void)
             s->rec[r->seq - 1] = r;
         }
     }
+}
+
+void cmt_free_sends(void)
+{
+    for (size_t i = 0; cmt_sends != NULL && i < (size_t)cmt_nprocs * (size_t)cmt_nprocs; i++) {
+        free(cmt_sends[i].rec);
+    }
+    free(cmt_sends);
+    cmt_sends = NULL;
 }
 
 /* The send a message served at p came from, if its sender's trace has it. */

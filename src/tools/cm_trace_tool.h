@@ -51,6 +51,9 @@ extern const char *const cmt_kind_names[];
 extern const char *const cmt_timer_names[];
 
 void cmt_die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+/* One rank's trace file, len bytes at data, into *p (its header checked, its clock records
+ * found); a file cut in a record keeps its whole records. Else why, in err. */
+cm_status_t cmt_parse(cmt_proc_t *p, const void *data, size_t len, char *err, size_t errlen);
 /* Reads PREFIX.RANK.cmtrace of every rank (dies saying why where it cannot). */
 void cmt_read(const char *prefix);
 /* t (p's clock) on rank 0's, in ns, and in us since the job's first event. */
@@ -60,6 +63,7 @@ double cmt_us(const cmt_proc_t *p, uint64_t t);
 const char *cmt_msg_name(uint64_t obj);
 /* After cmt_read: the send a message served at p came from, or NULL. */
 void cmt_index_sends(void);
+void cmt_free_sends(void);
 const cm_trace_rec_t *cmt_send_of(const cmt_proc_t *p, const cm_trace_rec_t *r);
 /* The function and source line of the call that return address addr of p comes back to
  * ("main at water.c:368"), by addr2line (binutils) on its object; "0x..." where that cannot be

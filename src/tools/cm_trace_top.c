@@ -233,7 +233,7 @@ static void top_locks(FILE *out, int top)
         const lock_row_t *l = &rows[i];
         fprintf(out, "  %8" PRIu64 " %10" PRIu64 " %12.3f %10.2f %12.3f %10.2f %9" PRIu64 " %12.3f\n",
                 l->lock, l->acquires, (double)l->wait / 1e6,
-                (double)l->wait / (double)l->acquires / 1e3, (double)l->hold / 1e6,
+                (double)l->wait / (double)(l->acquires ? l->acquires : 1) / 1e3, (double)l->hold / 1e6,
                 (double)l->max_hold / 1e3, l->faults, (double)l->fault_ns / 1e6);
     }
     free(rows);
