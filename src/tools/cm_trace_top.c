@@ -155,6 +155,220 @@ static void top_fetches(FILE *out)
     }
 }
 
+/* ---- TreadMarks's lock acquires, in segments ---------------------------------------------- */
+
+/* Every served message of one type about one object at one rank, by time: the lookups that
+ * follow an acquire back through its messages. Open addressing on (rank, type, about). */
+typedef struct {
+    uint64_t              key; /* rank << 48 | type << 40 | about (0: empty) */
+    const cm_trace_rec_t **rec;
+    size_t               n, cap;
+} serves_t;
+
+static serves_t *served;
+static size_t nserved_slots;
+
+static uint64_t serve_key(int rank, const cm_trace_rec_t *r)
+{
+    return ((uint64_t)(rank + 1) << 48) | ((r->obj & 0xff) << 40) | ((r->obj >> 8) & 0xffffffffffull);
+}
+
+static serves_t *serves_at(uint64_t key, bool add)
+{
+    size_t h = (size_t)(key * 0x9e3779b97f4a7c15ull) & (nserved_slots - 1);
+
+    for (;; h = (h + 1) & (nserved_slots - 1)) {
+        if (served[h].key == key) {
+            return &served[h];
+        }
+        if (served[h].key == 0) {
+            if (!add) {
+                return NULL;
+            }
+            served[h].key = key;
+            return &served[h];
+        }
+    }
+}
+
+static int cmp_rec_t(const void *a, const void *b)
+{
+    const cm_trace_rec_t *x = *(const cm_trace_rec_t *const *)a, *y = *(const cm_trace_rec_t *const *)b;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+static void index_serves(void)
+{
+    size_t total = 0;
+
+    for (int i = 0; i < cmt_nprocs; i++) {
+        total += cmt_procs[i].n;
+    }
+    for (nserved_slots = 64; nserved_slots < 2 * total; nserved_slots *= 2) {
+    }
+    served = calloc(nserved_slots, sizeof(*served));
+    if (served == NULL) {
+        cmt_die(1, "out of memory");
+    }
+    for (int i = 0; i < cmt_nprocs; i++) {
+        for (size_t k = 0; k < cmt_procs[i].n; k++) {
+            const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
+            serves_t *s;
+            if (r->kind != CM_TRACE_MSG_SERVE) {
+                continue;
+            }
+            s = serves_at(serve_key(i, r), true);
+            if (s->n == s->cap) {
+                s->cap = s->cap ? 2 * s->cap : 4;
+                s->rec = realloc(s->rec, s->cap * sizeof(*s->rec));
+                if (s->rec == NULL) {
+                    cmt_die(1, "out of memory");
+                }
+            }
+            s->rec[s->n++] = r;
+        }
+    }
+    for (size_t h = 0; h < nserved_slots; h++) {
+        if (served[h].n > 1) {
+            qsort(served[h].rec, served[h].n, sizeof(*served[h].rec), cmp_rec_t);
+        }
+    }
+}
+
+static void free_serves(void)
+{
+    for (size_t h = 0; h < nserved_slots; h++) {
+        free(served[h].rec);
+    }
+    free(served);
+    served = NULL;
+}
+
+/* The latest message of type `type` about `about` served at rank `rank` (from `from`, or
+ * anyone for -1) that began at or before t (rank's own clock), or NULL. */
+static const cm_trace_rec_t *served_before(int rank, unsigned type, uint64_t about, int from,
+                                           uint64_t t)
+{
+    cm_trace_rec_t probe = {.obj = (about << 8) | type};
+    const serves_t *s = serves_at(serve_key(rank, &probe), false);
+    size_t lo = 0, hi;
+
+    if (s == NULL) {
+        return NULL;
+    }
+    hi = s->n;
+    while (lo < hi) { /* the first that began after t */
+        size_t mid = (lo + hi) / 2;
+        if (s->rec[mid]->t <= t) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    while (lo-- > 0) {
+        if (from < 0 || s->rec[lo]->peer == from) {
+            return s->rec[lo];
+        }
+    }
+    return NULL;
+}
+
+/* Where in its record array r lies (r is one of p's). */
+static size_t index_of(const cmt_proc_t *p, const cm_trace_rec_t *r)
+{
+    return (size_t)(r - p->rec);
+}
+
+enum { LS_REQ_WIRE, LS_MANAGER, LS_FWD_WIRE, LS_HOLDER, LS_GRANT_WIRE, LS_REQUESTER, LS_N };
+
+/* TreadMarks: each acquire that took messages, from its grant back to its request: the
+ * manager (lock % ranks) forwards the request to the last requester, whose release grants. */
+static void top_tmk_locks(FILE *out)
+{
+    static const char *const seg[LS_N] = {"request on the wire", "at the manager",
+                                          "forward on the wire", "at the last holder",
+                                          "grant on the wire", "at the requester"};
+    uint64_t n = 0, sum[LS_N] = {0}, local = 0, unresolved = 0;
+
+    index_serves();
+    for (int a = 0; a < cmt_nprocs; a++) {
+        const cmt_proc_t *pa = &cmt_procs[a];
+        for (size_t k = 0; k < pa->n; k++) {
+            const cm_trace_rec_t *w = &pa->rec[k], *grant, *gsend, *fwd, *fsend, *req, *rsend;
+            const cmt_proc_t *ph, *pm;
+            int m;
+            uint64_t t_r, at_m, t_f, at_h, t_g, at_a, t_end;
+            if (w->kind != CM_TRACE_LOCK_WAIT) {
+                continue;
+            }
+            grant = served_before(a, 3, w->obj, -1, w->t + w->dur);
+            if (grant == NULL || grant->t < w->t || (gsend = cmt_send_of(pa, grant)) == NULL) {
+                local++; /* the token was here: no message */
+                continue;
+            }
+            ph = &cmt_procs[grant->peer];
+            m  = (int)(w->obj % (uint64_t)cmt_nprocs);
+            pm = &cmt_procs[m];
+            /* The forward the last holder served before it granted, unless it manages the lock
+             * itself and took the request straight. */
+            fwd   = served_before(ph->h.rank, 2, w->obj, m, gsend->t);
+            fsend = (fwd != NULL) ? cmt_send_of(ph, fwd) : NULL;
+            t_g = cmt_global_ns(ph, gsend->t);
+            if (m == a) {
+                /* Its own manager: the request went nowhere, the forward left at once. */
+                if (fsend == NULL) {
+                    unresolved++;
+                    continue;
+                }
+                t_r = at_m = cmt_global_ns(pa, w->t);
+            } else {
+                req   = served_before(m, 1, w->obj, a, (fsend != NULL) ? fsend->t : gsend->t);
+                rsend = (req != NULL) ? cmt_send_of(pm, req) : NULL;
+                if (rsend == NULL || rsend->t < w->t) {
+                    unresolved++; /* a message not traced, or out of order */
+                    continue;
+                }
+                t_r  = cmt_global_ns(pa, rsend->t);
+                at_m = arrival(pm, index_of(pm, req));
+            }
+            if (fsend != NULL) {
+                t_f  = cmt_global_ns(pm, fsend->t);
+                at_h = arrival(ph, index_of(ph, fwd));
+            } else {
+                /* The manager was the last requester and the lock free: it granted from the
+                 * request's handler; no forward, no wait at a holder. */
+                t_f = at_h = t_g;
+            }
+            at_a  = arrival(pa, index_of(pa, grant));
+            t_end = cmt_global_ns(pa, w->t + w->dur);
+            {
+                uint64_t pts[LS_N + 1] = {t_r, at_m, t_f, at_h, t_g, at_a, t_end};
+                n++;
+                for (int s = 0; s < LS_N; s++) {
+                    sum[s] += (pts[s + 1] > pts[s]) ? pts[s + 1] - pts[s] : 0;
+                }
+            }
+        }
+    }
+    free_serves();
+    if (n == 0) {
+        return;
+    }
+    {
+        uint64_t total = 0;
+        for (int s = 0; s < LS_N; s++) {
+            total += sum[s];
+        }
+        fprintf(out, "TreadMarks lock acquires by message: %" PRIu64 " (%" PRIu64 " more with the "
+                "token here, %" PRIu64 " not followed back), %.2f us on average from request to "
+                "the grant taken:", n, local, unresolved, (double)total / (double)n / 1e3);
+        for (int s = 0; s < LS_N; s++) {
+            fprintf(out, "%s %s %.2f us", s ? "," : "", seg[s], (double)sum[s] / (double)n / 1e3);
+        }
+        fputc('\n', out);
+    }
+}
+
 /* ---- locks -------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -351,6 +565,7 @@ void cmt_top(FILE *out, int top)
 {
     top_phases(out);
     top_fetches(out);
+    top_tmk_locks(out);
     top_locks(out, top);
     top_pages(out, top);
 }
