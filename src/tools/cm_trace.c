@@ -25,7 +25,7 @@
 static void usage(FILE *out, int code)
 {
     fprintf(out,
-            "usage: cm_trace [--json FILE] [--csv FILE] [--top] [--timeline BASE] PREFIX\n"
+            "usage: cm_trace [--json FILE] [--csv FILE] [--top] [--timeline BASE] [--locks BASE] PREFIX\n"
             "  PREFIX      what CM_TRACE was set to: reads PREFIX.RANK.cmtrace of every rank\n"
             "  --json FILE Chrome/Perfetto trace-event JSON (- for standard output): open it in\n"
             "              ui.perfetto.dev or chrome://tracing\n"
@@ -35,6 +35,8 @@ static void usage(FILE *out, int code)
             "              and fetched most with their allocation\n"
             "  --timeline BASE  BASE.png and BASE.svg: each rank's time in lanes (compute, fault, lock,\n"
             "              barrier, acquire/release, serve), drawn by gnuplot\n"
+            "  --locks BASE  BASE-lockN.png and .svg for the 3 locks waited for longest: each\n"
+            "              rank's waits and holds over time, and the page faults inside the holds\n"
             "Without any of them: each rank's events by kind and its clock's offset and error.\n");
     exit(code);
 }
@@ -280,18 +282,22 @@ static void summary(void)
 
 int main(int argc, char **argv)
 {
-    const char *json = NULL, *csv = NULL, *prefix = NULL, *timeline = NULL;
+    const char *json = NULL, *csv = NULL, *prefix = NULL, *timeline = NULL, *locks = NULL;
     bool top = false;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--csv") == 0 ||
-            strcmp(argv[i], "--timeline") == 0) {
+            strcmp(argv[i], "--timeline") == 0 || strcmp(argv[i], "--locks") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "cm_trace: %s needs a file%s\n", argv[i],
-                        (argv[i][2] == 't') ? " name without its extension" : " (or - for standard output)");
+                        (argv[i][2] == 't' || argv[i][2] == 'l') ? " name without its extension"
+                                                                 : " (or - for standard output)");
                 usage(stderr, 2);
             }
-            *(argv[i][2] == 'j' ? &json : argv[i][2] == 'c' ? &csv : &timeline) = argv[i + 1];
+            *(argv[i][2] == 'j'   ? &json
+              : argv[i][2] == 'c' ? &csv
+              : argv[i][2] == 'l' ? &locks
+                                  : &timeline) = argv[i + 1];
             i++;
         } else if (strcmp(argv[i], "--top") == 0) {
             top = true;
@@ -328,7 +334,10 @@ int main(int argc, char **argv)
     if (timeline != NULL) {
         cmt_timeline(timeline);
     }
-    if (json == NULL && csv == NULL && !top && timeline == NULL) {
+    if (locks != NULL) {
+        cmt_lock_timeline(locks, 3);
+    }
+    if (json == NULL && csv == NULL && !top && timeline == NULL && locks == NULL) {
         summary();
     }
     return 0;

@@ -6,11 +6,15 @@
  * barriers (barrier_ns), acquires and releases (acquire_ns, release_ns, write_through_ns,
  * twin_diff_ns) and TreadMarks's requests served by the application thread (handler_ns).
  * Stretches closer than a pixel merge, so a long trace stays a picture gnuplot can draw.
+ *
+ * cm_trace --locks BASE: for each of the locks waited for longest, BASE-lockN.png and .svg: a
+ * row per rank of its waits and holds over time, and the page faults inside the holds.
  */
 #include "config.h"
 #include "src/tools/cm_trace_tool.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,5 +175,161 @@ void cmt_timeline(const char *base)
     }
     if (system(cmd) != 0) {
         cmt_die(1, "gnuplot %s failed (Debian: gnuplot-nox); the data is in %s", gp, dat);
+    }
+}
+
+/* ---- locks over time ---------------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t lock, wait;
+} lock_wait_t;
+
+static int cmp_lock_wait(const void *a, const void *b)
+{
+    const lock_wait_t *x = a, *y = b;
+    return (x->wait < y->wait) ? 1 : (x->wait > y->wait) ? -1 : (x->lock > y->lock) - (x->lock < y->lock);
+}
+
+/* The nlocks locks waited for longest, into out (sorted); returns how many there are. */
+static int longest_waits(lock_wait_t *out, int nlocks)
+{
+    lock_wait_t *all = NULL;
+    size_t n = 0, cap = 0;
+
+    for (int i = 0; i < cmt_nprocs; i++) {
+        for (size_t k = 0; k < cmt_procs[i].n; k++) {
+            const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
+            size_t j;
+            if (r->kind != CM_TRACE_LOCK_WAIT) {
+                continue;
+            }
+            for (j = 0; j < n && all[j].lock != r->obj; j++) {
+            }
+            if (j == n) {
+                if (n == cap) {
+                    cap = cap ? 2 * cap : 64;
+                    all = realloc(all, cap * sizeof(*all));
+                    if (all == NULL) {
+                        cmt_die(1, "out of memory");
+                    }
+                }
+                all[n++] = (lock_wait_t){r->obj, 0};
+            }
+            all[j].wait += r->dur;
+        }
+    }
+    qsort(all, n, sizeof(*all), cmp_lock_wait);
+    if ((size_t)nlocks > n) {
+        nlocks = (int)n;
+    }
+    if (nlocks > 0) {
+        memcpy(out, all, (size_t)nlocks * sizeof(*out));
+    }
+    free(all);
+    return nlocks;
+}
+
+void cmt_lock_timeline(const char *base, int nlocks)
+{
+    lock_wait_t top[16];
+    char dat[4200], gp[4200], cmd[8600];
+    FILE *f;
+
+    if (strchr(base, '\'') != NULL) {
+        cmt_die(1, "--locks %s: no ' in the name, please", base);
+    }
+    nlocks = longest_waits(top, nlocks > 16 ? 16 : nlocks);
+    if (nlocks == 0) {
+        cmt_die(1, "--locks: the trace has no lock acquires");
+    }
+    for (int l = 0; l < nlocks; l++) {
+        int drawn[3] = {0};
+        static const char *const what[3] = {"waiting", "holding", "page fault in a hold"};
+        static const char *const colour[3] = {"#ffbb78", "#d62728", "#1f77b4"};
+        static const double half[3] = {0.15, 0.35, 0.22};
+        int plotted = 0;
+
+        snprintf(dat, sizeof(dat), "%s-lock%" PRIu64 ".dat", base, top[l].lock);
+        snprintf(gp, sizeof(gp), "%s-lock%" PRIu64 ".gp", base, top[l].lock);
+        f = fopen(dat, "w");
+        if (f == NULL) {
+            cmt_die(1, "%s: %s", dat, strerror(errno));
+        }
+        /* Three blocks: waits, holds, faults inside holds; a row per rank. */
+        for (int b = 0; b < 3; b++) {
+            for (int i = 0; i < cmt_nprocs; i++) {
+                const cmt_proc_t *p = &cmt_procs[i];
+                int y = cmt_nprocs - 1 - i;
+                for (size_t k = 0; k < p->n; k++) {
+                    const cm_trace_rec_t *r = &p->rec[k];
+                    double s, e;
+                    if (b < 2) {
+                        if (r->kind != (b ? CM_TRACE_LOCK_HOLD : CM_TRACE_LOCK_WAIT) ||
+                            r->obj != top[l].lock) {
+                            continue;
+                        }
+                    } else {
+                        /* A fault of the holding thread, inside one of this lock's holds:
+                         * the hold's record comes after (written at the release). */
+                        bool inside = false;
+                        if (r->kind != CM_TRACE_FAULT_READ && r->kind != CM_TRACE_FAULT_WRITE) {
+                            continue;
+                        }
+                        for (size_t j = k + 1; j < p->n && j < k + 4096; j++) {
+                            const cm_trace_rec_t *h = &p->rec[j];
+                            if (h->kind == CM_TRACE_LOCK_HOLD && h->tid == r->tid) {
+                                inside = h->obj == top[l].lock && h->t <= r->t &&
+                                         r->t + r->dur <= h->t + h->dur;
+                                break;
+                            }
+                        }
+                        if (!inside) {
+                            continue;
+                        }
+                    }
+                    s = cmt_us(p, r->t) / 1e3;
+                    e = cmt_us(p, r->t + cmt_dur(r)) / 1e3;
+                    fprintf(f, "%.6f %d %.6f %.2f\n", (s + e) / 2, y, (e - s) / 2, half[b]);
+                    drawn[b]++;
+                }
+            }
+            fprintf(f, "%s", (b < 2) ? "\n\n" : "");
+        }
+        if (fclose(f) != 0) {
+            cmt_die(1, "%s: write failed", dat);
+        }
+        f = fopen(gp, "w");
+        if (f == NULL) {
+            cmt_die(1, "%s: %s", gp, strerror(errno));
+        }
+        for (int t = 0; t < 2; t++) {
+            fprintf(f, "set terminal %s size %d,%d font 'sans,10'\nset output '%s-lock%" PRIu64
+                    ".%s'\nset termoption noenhanced\nset xlabel 'ms on rank 0 clock (the first "
+                    "event at 0)'\nset yrange [-1:%d]\nset style fill solid noborder\nset key "
+                    "outside right top\nset ytics (", t ? "svg dynamic" : "pngcairo",
+                    WIDTH_PX + 200, 160 + 40 * cmt_nprocs, base, top[l].lock, t ? "svg" : "png",
+                    cmt_nprocs);
+            for (int i = 0; i < cmt_nprocs; i++) {
+                fprintf(f, "%s'rank %d' %d", i ? ", " : "", cmt_procs[i].h.rank, cmt_nprocs - 1 - i);
+            }
+            fprintf(f, ")\nset title 'lock %" PRIu64 ": %.3f ms waited in all (%s, %d processes)'\nplot ",
+                    top[l].lock, (double)top[l].wait / 1e6, cmt_procs[0].h.protocol, cmt_nprocs);
+            plotted = 0;
+            for (int b = 0; b < 3; b++) {
+                if (drawn[b] == 0) {
+                    continue;
+                }
+                fprintf(f, "%s'%s' index %d using 1:2:3:4 with boxxyerror lc rgb '%s' title '%s'",
+                        plotted++ ? ", " : "", dat, b, colour[b], what[b]);
+            }
+            fputc('\n', f);
+        }
+        if (fclose(f) != 0) {
+            cmt_die(1, "%s: write failed", gp);
+        }
+        snprintf(cmd, sizeof(cmd), "gnuplot '%s'", gp);
+        if (system(cmd) != 0) {
+            cmt_die(1, "gnuplot %s failed (Debian: gnuplot-nox); the data is in %s", gp, dat);
+        }
     }
 }

@@ -73,5 +73,8 @@ void cmt_symbol(const cmt_proc_t *p, uint64_t addr, char *buf, size_t len);
 void cmt_top(FILE *out, int n);
 /* BASE.png and BASE.svg: lanes of each rank's time (gnuplot; BASE.dat and BASE.gp kept). */
 void cmt_timeline(const char *base);
+/* BASE-lockN.png and .svg for each of the nlocks locks waited for longest: waits, holds and
+ * the faults inside them, a row per rank. */
+void cmt_lock_timeline(const char *base, int nlocks);
 
 #endif

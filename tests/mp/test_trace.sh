@@ -121,6 +121,12 @@ if command -v gnuplot > /dev/null; then
     for text in "rank 0" "rank 2" compute fault lock barrier; do
         grep -q ">$text<" "$tmp/tmk-timeline.svg" || fail "the SVG has no '$text'"
     done
+    run 120 "$TRACE" --locks "$tmp/tmk-locks" "$tmp/tmk"
+    [ "$rc" = 0 ] || fail "cm_trace --locks: exit status $rc"
+    [ "$(count_out '[Ww]arning')" = 0 ] || fail "gnuplot warned"
+    [ "$(ls "$tmp"/tmk-locks-lock*.png | wc -l)" = 3 ] && [ "$(ls "$tmp"/tmk-locks-lock*.svg | wc -l)" = 3 ] ||
+        fail "--locks drew $(ls "$tmp"/tmk-locks-lock*.png | wc -l) locks, not the 3 waited for longest"
+    grep -q '>holding<' "$tmp"/tmk-locks-lock*.svg || fail "the lock pictures show no hold"
     # One stretch per line of each lane's block, every rank's lanes within the plot's rows.
     awk '/^[0-9]/ && ($2 < 0 || $2 > 20 || $3 < 0) {bad++} END {exit bad > 0}' "$tmp/tmk-timeline.dat" ||
         fail "a stretch outside the lanes, or of negative length"
