@@ -157,7 +157,7 @@ extern __thread uint64_t cm_stats_phase_t0 __attribute__((tls_model("initial-exe
 /* The event trace (CM_TRACE) records each phase entered and left, named by its timer's place
  * in the process's statistics: the protocol's, set by its init (cm_stats_phase_base). */
 extern cm_stats_t *cm_stats_phase_stats;
-void cm_stats_phase_trace(uint64_t *acc, bool enter);
+void cm_stats_phase_trace(uint64_t *acc, bool enter, uint64_t now);
 
 static inline void cm_stats_phase_base(cm_stats_t *st)
 {
@@ -176,22 +176,24 @@ static inline void cm_stats_phase_charge(uint64_t now)
 /* Returns the enclosing phase, to be given back to cm_stats_phase_leave. */
 static inline uint64_t *cm_stats_phase_enter(uint64_t *acc)
 {
-    uint64_t *outer = cm_stats_phase_acc;
+    uint64_t *outer = cm_stats_phase_acc, now = cm_ticks();
 
-    cm_stats_phase_charge(cm_ticks());
+    cm_stats_phase_charge(now);
     cm_stats_phase_acc = acc;
     if (__builtin_expect(cm_trace_on, 0)) {
-        cm_stats_phase_trace(acc, true);
+        cm_stats_phase_trace(acc, true, now); /* the tick read for the statistics */
     }
     return outer;
 }
 
 static inline void cm_stats_phase_leave(uint64_t *outer)
 {
+    uint64_t now = cm_ticks();
+
     if (__builtin_expect(cm_trace_on, 0)) {
-        cm_stats_phase_trace(cm_stats_phase_acc, false);
+        cm_stats_phase_trace(cm_stats_phase_acc, false, now);
     }
-    cm_stats_phase_charge(cm_ticks());
+    cm_stats_phase_charge(now);
     cm_stats_phase_acc = outer;
 }
 

@@ -161,6 +161,7 @@ cm_status_t cm_trace_open(const char *prefix, int rank, int nprocs, size_t buffe
     h.pid         = (uint64_t)getpid();
     h.page_size   = page_size;
     h.shared_base = (uint64_t)(uintptr_t)shared_base;
+    h.ns_per_tick = cm_ticks_ns_per_tick;
     gethostname(h.host, sizeof(h.host) - 1);
     cm_trace_objects(prefix, rank);
     snprintf(h.protocol, sizeof(h.protocol), "%s", protocol);
@@ -175,6 +176,7 @@ cm_status_t cm_trace_open(const char *prefix, int rank, int nprocs, size_t buffe
     }
     cm_tr.write_failed = false;
     cm_trace_on        = 1;
+    cm_trace_ticks();
     return CM_OK;
 }
 
@@ -243,6 +245,9 @@ void cm_trace_close(bool failed)
     if (cm_tr.fd < 0) {
         return;
     }
+    if (!failed) {
+        cm_trace_ticks(); /* the second pair: cm_trace follows the counter's rate between them */
+    }
     cm_trace_on = 0;
     /* Failing, a thread that crashed may hold the mutex: write without it (the others are
      * being ended with the job). */
@@ -258,6 +263,13 @@ void cm_trace_close(bool failed)
     if (!failed) {
         pthread_mutex_unlock(&cm_tr.mutex);
     }
+}
+
+void cm_trace_ticks(void)
+{
+    uint64_t t = cm_trace_now(), ns = cm_time_ns(), t2 = cm_trace_now();
+
+    cm_trace_emit(CM_TRACE_TICKS, t + (t2 - t) / 2, 0, ns, -1, 0, 0);
 }
 
 uint64_t cm_trace_cost_ns(void)

@@ -5,7 +5,8 @@
  * written to PREFIX.RANK.cmtrace when full (so memory stays bounded), at cm_finalize, and when
  * the job fails. Two clock records, at start and end, carry the offset to rank 0's clock
  * (Cristian's algorithm, rma/cm_rma_clock.c) and its error bound; `cm_trace` puts every
- * process on rank 0's clock and writes Chrome/Perfetto trace-event JSON and CSV.
+ * process on rank 0's clock and writes Chrome/Perfetto trace-event JSON and CSV. Times are
+ * recorded in the statistics' ticks (cm_trace_now), which a phase has read already.
  *
  * Off (the default) an event costs one load and a branch not taken.
  */
@@ -20,7 +21,8 @@
 
 /* Record kinds: name, what obj, peer and bytes say. A record with a duration is a span. */
 #define CM_TRACE_KINDS(_) \
-    _(CLOCK,        "clock",        "obj: offset to rank 0 (ns, signed), dur: error bound, peer: 0 start / 1 end") \
+    _(CLOCK,        "clock",        "t: when (CLOCK_MONOTONIC ns, not ticks), obj: offset to rank 0 (ns, signed), dur: error bound (ns), peer: 0 start / 1 end") \
+    _(TICKS,        "ticks",        "t: the trace's clock (ticks), obj: CLOCK_MONOTONIC ns at the same moment; at open and close") \
     _(ALLOC,        "alloc",        "obj: offset in the shared region, bytes: size, dur: the caller's address") \
     _(FAULT_READ,   "read fault",   "obj: page; the whole fault") \
     _(FAULT_WRITE,  "write fault",  "obj: page; the whole fault") \
@@ -48,8 +50,8 @@ typedef enum {
 
 /* One record, as written to the file (host byte order; the header says which). */
 typedef struct {
-    uint64_t t;     /* start, ns on this process's CLOCK_MONOTONIC */
-    uint64_t dur;   /* ns; 0 for an instant */
+    uint64_t t;     /* start, in ticks of the trace's clock (cm_trace_now) */
+    uint64_t dur;   /* in ticks; 0 for an instant */
     uint64_t obj;
     uint32_t bytes;
     uint32_t seq;
@@ -59,7 +61,7 @@ typedef struct {
 } cm_trace_rec_t;
 
 #define CM_TRACE_MAGIC   "CMTRACE1"
-#define CM_TRACE_VERSION 1
+#define CM_TRACE_VERSION 2 /* 1: times in CLOCK_MONOTONIC ns */
 
 /* The file's header; records follow until the end of the file. */
 typedef struct {
@@ -73,6 +75,7 @@ typedef struct {
     uint64_t shared_base; /* the region's address: ALLOC offsets and fault pages against it */
     char     host[64];
     char     protocol[32];
+    double   ns_per_tick; /* the counter's rate as calibrated (0: ticks are ns) */
 } cm_trace_header_t;
 
 extern int cm_trace_on;
@@ -89,25 +92,35 @@ uint64_t cm_trace_cost_ns(void);
 
 void cm_trace_emit(cm_trace_kind_t kind, uint64_t t, uint64_t dur, uint64_t obj, int peer,
                    uint32_t bytes, uint32_t seq);
+/* A TICKS record: the trace's clock and CLOCK_MONOTONIC read together. */
+void cm_trace_ticks(void);
+
+/* The trace's clock: the statistics' ticks (the time-stamp counter, 10 ns to read against
+ * clock_gettime's 25-30 here; CLOCK_MONOTONIC's nanoseconds where there is none). TICKS records
+ * at open and close pair it with CLOCK_MONOTONIC; cm_trace converts. */
+static inline uint64_t cm_trace_now(void)
+{
+    return cm_ticks();
+}
 
 /* The start of a span: 0 when off (a span that began while off is not recorded). */
 static inline uint64_t cm_trace_begin(void)
 {
-    return __builtin_expect(cm_trace_on, 0) ? cm_time_ns() : 0;
+    return __builtin_expect(cm_trace_on, 0) ? cm_trace_now() : 0;
 }
 
 static inline void cm_trace_end(cm_trace_kind_t kind, uint64_t t0, uint64_t obj, int peer,
                                 uint32_t bytes)
 {
     if (__builtin_expect(cm_trace_on, 0) && t0 != 0) {
-        cm_trace_emit(kind, t0, cm_time_ns() - t0, obj, peer, bytes, 0);
+        cm_trace_emit(kind, t0, cm_trace_now() - t0, obj, peer, bytes, 0);
     }
 }
 
 static inline void cm_trace_instant(cm_trace_kind_t kind, uint64_t obj, int peer, uint32_t bytes)
 {
     if (__builtin_expect(cm_trace_on, 0)) {
-        cm_trace_emit(kind, cm_time_ns(), 0, obj, peer, bytes, 0);
+        cm_trace_emit(kind, cm_trace_now(), 0, obj, peer, bytes, 0);
     }
 }
 

@@ -90,7 +90,7 @@ __attribute__((noreturn)) static void cm_api_heap_exhausted(size_t size)
 static void cm_api_trace_alloc(uint64_t off, size_t size, const void *caller)
 {
     if (__builtin_expect(cm_trace_on, 0)) {
-        cm_trace_emit(CM_TRACE_ALLOC, cm_time_ns(), (uint64_t)(uintptr_t)caller, off, -1,
+        cm_trace_emit(CM_TRACE_ALLOC, cm_trace_now(), (uint64_t)(uintptr_t)caller, off, -1,
                       (size > UINT32_MAX) ? UINT32_MAX : (uint32_t)size, 0);
     }
 }
@@ -194,7 +194,7 @@ void cm_lock_acquire(int id)
     t0 = cm_trace_begin();
     cm_api_check(cm_rt.proto->lock_acquire((unsigned)id), "cm_lock_acquire");
     if (t0 != 0 && cm_rt.trace_grant != NULL) {
-        cm_rt.trace_grant[id] = cm_time_ns();
+        cm_rt.trace_grant[id] = cm_trace_now();
         cm_trace_emit(CM_TRACE_LOCK_WAIT, t0, cm_rt.trace_grant[id] - t0, (uint64_t)id, -1, 0, 0);
     }
     cm_rma_why_pop(cm_rt.rma);
@@ -210,7 +210,7 @@ void cm_lock_release(int id)
     if (__builtin_expect(cm_trace_on, 0) && cm_rt.trace_grant != NULL &&
         cm_rt.trace_grant[id] != 0) {
         cm_trace_emit(CM_TRACE_LOCK_HOLD, cm_rt.trace_grant[id],
-                      cm_time_ns() - cm_rt.trace_grant[id], (uint64_t)id, -1, 0, 0);
+                      cm_trace_now() - cm_rt.trace_grant[id], (uint64_t)id, -1, 0, 0);
         cm_rt.trace_grant[id] = 0;
     }
     cm_api_check(cm_rt.proto->lock_release((unsigned)id), "cm_lock_release");

@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/tools/cm_bench.h"
+#include "util/cm_trace.h"
 #include "util/cm_log.h"
 #include "util/cm_time.h"
 
@@ -391,6 +392,18 @@ static int floor_mprotect(cm_bench_t *b, size_t size, uint64_t iter)
     return 0;
 }
 
+/* One event of the trace, as the protocol records a span (CM_TRACE): two clock reads and a
+ * record; off, one load and a branch. */
+static int floor_trace(cm_bench_t *b, size_t size, uint64_t iter)
+{
+    uint64_t t0 = cm_trace_begin();
+
+    (void)b;
+    (void)size;
+    cm_trace_end(CM_TRACE_FETCH, t0, iter, 0, 4096);
+    return 0;
+}
+
 static void cm_bench_floors(cm_bench_t *b)
 {
     struct sigaction sa, old;
@@ -428,6 +441,11 @@ static void cm_bench_floors(cm_bench_t *b)
     cm_bench_add(b, "fault: SIGSEGV + mprotect (handler)", 0, "us",
                  cm_bench_median(t_f, b->batches) / 1e3, -1, NULL);
     cm_bench_add(b, "mprotect pair", 0, "us", mprot_ns / 1e3, -1, NULL);
+    /* The trace's cost per event, what its perturbation is made of (docs/TRACE.md): on where
+     * the job runs with CM_TRACE, else the cost of its being off. */
+    cm_bench_pair(b, floor_trace, NULL, 0, &mprot_ns, &unused);
+    cm_bench_add(b, cm_trace_on ? "trace event (CM_TRACE on)" : "trace event (CM_TRACE off)", 0,
+                 "ns", mprot_ns, -1, NULL);
 }
 
 int main(int argc, char **argv)

@@ -124,6 +124,7 @@ static void json_event(FILE *out, const cmt_proc_t *p, const cm_trace_rec_t *r, 
         break;
     }
     case CM_TRACE_CLOCK:
+    case CM_TRACE_TICKS:
         return;
     case CM_TRACE_PHASE_BEGIN:
     case CM_TRACE_PHASE_END: {
@@ -195,7 +196,7 @@ static void write_json(const char *path)
             if (p->rec[k].tid > max_tid) {
                 max_tid = p->rec[k].tid;
             }
-            if (p->rec[k].kind != CM_TRACE_CLOCK && p->rec[k].t + cmt_dur(&p->rec[k]) > last) {
+            if (!cmt_is_meta(&p->rec[k]) && p->rec[k].t + cmt_dur(&p->rec[k]) > last) {
                 last = p->rec[k].t + cmt_dur(&p->rec[k]);
             }
         }
@@ -229,7 +230,7 @@ static void write_csv(const char *path)
         for (size_t k = 0; k < p->n; k++) {
             const cm_trace_rec_t *r = &p->rec[k];
             const char *name = cmt_kind_names[r->kind];
-            if (r->kind == CM_TRACE_CLOCK) {
+            if (cmt_is_meta(r)) {
                 continue;
             }
             if ((r->kind == CM_TRACE_PHASE_BEGIN || r->kind == CM_TRACE_PHASE_END) &&
@@ -273,7 +274,7 @@ static void summary(void)
         }
         putchar('\n');
         for (int k = 0; k < CM_TRACE_NKINDS; k++) {
-            if (count[k] != 0 && k != CM_TRACE_CLOCK) {
+            if (count[k] != 0 && k != CM_TRACE_CLOCK && k != CM_TRACE_TICKS) {
                 printf("  %-12s %zu\n", cmt_kind_names[k], count[k]);
             }
         }

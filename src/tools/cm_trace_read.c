@@ -57,6 +57,51 @@ void cmt_die(int code, const char *fmt, ...)
     exit(code);
 }
 
+/* d (a double of ns) as a uint64_t, clamped: a damaged record must not make it undefined. */
+static uint64_t cmt_clamp(double d)
+{
+    return !(d > 0) ? 0 : (d >= 18446744073709549568.0) ? UINT64_MAX : (uint64_t)d;
+}
+
+/* The records' ticks to CLOCK_MONOTONIC ns, in place: by the first and last TICKS pairs (the
+ * counter's rate between them), else the rate the header says, else ticks are ns already. */
+static void cmt_to_ns(cmt_proc_t *p)
+{
+    const cm_trace_rec_t *a = NULL, *b = NULL;
+    double slope = (p->h.ns_per_tick > 0 && p->h.ns_per_tick < 1e6) ? p->h.ns_per_tick : 1.0;
+
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->rec[i].kind == CM_TRACE_TICKS) {
+            if (a == NULL) {
+                a = &p->rec[i];
+            }
+            b = &p->rec[i];
+        }
+    }
+    if (a == NULL) {
+        return;
+    }
+    if (b->t != a->t && b->obj != a->obj) {
+        slope = ((double)b->obj - (double)a->obj) / ((double)b->t - (double)a->t);
+    }
+    if (!(slope > 0) || slope > 1e6) {
+        slope = 1.0;
+    }
+    {
+        const double t0 = (double)a->t, ns0 = (double)a->obj;
+        for (size_t i = 0; i < p->n; i++) {
+            cm_trace_rec_t *r = &p->rec[i];
+            if (r->kind == CM_TRACE_CLOCK || r->kind == CM_TRACE_TICKS) {
+                continue; /* in ns already, or the pairs themselves */
+            }
+            r->t = cmt_clamp(ns0 + ((double)r->t - t0) * slope);
+            if (r->kind != CM_TRACE_ALLOC) {
+                r->dur = cmt_clamp((double)r->dur * slope);
+            }
+        }
+    }
+}
+
 cm_status_t cmt_parse(cmt_proc_t *p, const void *data, size_t len, char *err, size_t errlen)
 {
     size_t body;
@@ -91,6 +136,7 @@ cm_status_t cmt_parse(cmt_proc_t *p, const void *data, size_t len, char *err, si
         return CM_ERR_NO_MEMORY;
     }
     memcpy(p->rec, (const char *)data + sizeof(p->h), p->n * sizeof(*p->rec));
+    cmt_to_ns(p);
     p->nclock = 0;
     for (size_t i = 0; i < p->n; i++) {
         const cm_trace_rec_t *r = &p->rec[i];
@@ -263,7 +309,7 @@ void cmt_read(const char *prefix)
         }
         for (size_t k = 0; k < cmt_procs[i].n; k++) {
             uint64_t g0 = cmt_global_ns(&cmt_procs[i], cmt_procs[i].rec[k].t);
-            if (cmt_procs[i].rec[k].kind != CM_TRACE_CLOCK && g0 < cmt_origin) {
+            if (!cmt_is_meta(&cmt_procs[i].rec[k]) && g0 < cmt_origin) {
                 cmt_origin = g0;
             }
         }

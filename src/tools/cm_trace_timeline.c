@@ -88,7 +88,7 @@ void cmt_timeline(const char *base)
         for (size_t k = 0; k < cmt_procs[i].n; k++) {
             const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
             double e = cmt_us(&cmt_procs[i], r->t + cmt_dur(r)) / 1e3;
-            if (r->kind != CM_TRACE_CLOCK && e > span_ms) {
+            if (!cmt_is_meta(r) && e > span_ms) {
                 span_ms = e;
             }
         }

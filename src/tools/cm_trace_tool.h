@@ -37,11 +37,18 @@ typedef struct {
     size_t               n;
 } cmt_sends_t;
 
+/* The records that are no event: the clock's measurements. */
+static inline bool cmt_is_meta(const cm_trace_rec_t *r)
+{
+    return r->kind == CM_TRACE_CLOCK || r->kind == CM_TRACE_TICKS;
+}
+
 /* A record's duration: 0 for the kinds whose dur holds something else (a clock's error bound,
  * an allocation's caller). */
 static inline uint64_t cmt_dur(const cm_trace_rec_t *r)
 {
-    return (r->kind == CM_TRACE_CLOCK || r->kind == CM_TRACE_ALLOC) ? 0 : r->dur;
+    return (r->kind == CM_TRACE_CLOCK || r->kind == CM_TRACE_ALLOC || r->kind == CM_TRACE_TICKS) ? 0
+                                                                                            : r->dur;
 }
 
 extern cmt_proc_t *cmt_procs; /* by rank */

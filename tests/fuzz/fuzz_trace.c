@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cmt_origin = UINT64_MAX;
     for (size_t k = 0; k < p.n; k++) {
         uint64_t g = cmt_global_ns(&p, p.rec[k].t);
-        if (p.rec[k].kind != CM_TRACE_CLOCK && g < cmt_origin) {
+        if (!cmt_is_meta(&p.rec[k]) && g < cmt_origin) {
             cmt_origin = g;
         }
     }

@@ -40,6 +40,8 @@ traced() {
     [ "$rc" = 0 ] || fail "$name: cm_trace's summary: exit status $rc"
     [ "$(count_out 'clock at end: offset [-+][0-9.]* us, error at most [0-9.]* us')" = "$np" ] ||
         fail "$name: not every rank has its clock's offset and error"
+    local err
+    err=$(printf '%s\n' "$out" | grep -o 'error at most [0-9.]* us' | awk '$4 > m {m = $4} END {print m + 0}')
     run 60 "$TRACE" --json "$tmp/$name.trace.json" --csv "$tmp/$name.csv" "$tmp/$name"
     [ "$rc" = 0 ] || fail "$name: cm_trace --json --csv: exit status $rc"
     run 60 "$CHECK" "$tmp/$name.trace.json" "$np"
@@ -63,6 +65,15 @@ traced() {
     [ "$rows" -ge $((json_events - 2 * np)) ] && [ "$rows" -le "$json_events" ] ||
         fail "$name: $rows CSV rows for $json_events events in the JSON"
     [ "$(grep -c ',lock wait,' "$tmp/$name.csv")" = "$lw" ] || fail "$name: the CSV's lock waits differ from the JSON's"
+    # One clock: no rank leaves a barrier before the last one arrived, within twice the worst
+    # clock error (the offsets are what puts the ranks' events in this order).
+    awk -F, -v tol="$(echo "2 * $err + 1" | bc)" -v np="$np" '
+        $3 == "barrier" { n[$6]++; if (!($6 in a) || $4 > a[$6]) a[$6] = $4
+                          e = $4 + $5; if (!($6 in d) || e < d[$6]) d[$6] = e }
+        END { for (b in n) if (n[b] == np) { full++; if (a[b] > d[b] + tol) { bad++
+                  printf "barrier %s: the last arrival at %.3f us, a departure at %.3f us\n", b, a[b], d[b] } }
+              if (full == 0) { print "no barrier of every rank"; exit 1 }
+              exit bad > 0 }' "$tmp/$name.csv" || fail "$name: a departure before the last arrival, on the job's clock"
 }
 
 note "Cashmere over shared memory, 3 processes"

@@ -373,7 +373,7 @@ static inline void cm_cm_fetched(uint64_t p, int home, uint64_t t0)
 {
     cm_cm.st.pages_fetched++;
     if (__builtin_expect(cm_trace_on, 0)) {
-        uint64_t now = cm_time_ns();
+        uint64_t now = cm_trace_now();
         cm_trace_emit(CM_TRACE_FETCH, t0 ? t0 : now, t0 ? now - t0 : 0, p, home,
                       (uint32_t)cm_cm.ps, 0);
     }

@@ -46,7 +46,7 @@ cm_status_t cm_tmk_post(int pe, int type, const void *data, size_t len)
     {
         uint32_t seq = atomic_fetch_add_explicit(&cm_tmk.tr_sent[pe], 1, memory_order_relaxed) + 1;
         if (__builtin_expect(cm_trace_on, 0)) {
-            cm_trace_emit(CM_TRACE_MSG_SEND, cm_time_ns(), 0, cm_tmk_trace_obj(type, data, len), pe,
+            cm_trace_emit(CM_TRACE_MSG_SEND, cm_trace_now(), 0, cm_tmk_trace_obj(type, data, len), pe,
                           (uint32_t)len, seq);
         }
     }
@@ -315,7 +315,7 @@ static void tm_handle(int type, int src, const char *data, size_t len, cm_tmk_ms
             cm_trace_emit(CM_TRACE_MSG_QUEUE, t_arrived, t0 - t_arrived, what, src, (uint32_t)len,
                           seq);
         }
-        cm_trace_emit(CM_TRACE_MSG_SERVE, t0, cm_time_ns() - t0, what, src, (uint32_t)len, seq);
+        cm_trace_emit(CM_TRACE_MSG_SERVE, t0, cm_trace_now() - t0, what, src, (uint32_t)len, seq);
     }
 }
 
