@@ -56,9 +56,47 @@ static void top_phases(FILE *out)
 
 /* ---- page fetches ----------------------------------------------------------------------- */
 
+/* Requests followed through their segments: how many, each segment's sum (ns). */
 typedef struct {
-    uint64_t n, sum[5];
-} fetch_split_t;
+    uint64_t n, sum[6];
+} split_t;
+
+/* The job's line (label, then each segment's mean), then a line per requesting rank. */
+static void print_split(FILE *out, const char *label, const split_t *per_rank,
+                        const char *const *seg, int nseg)
+{
+    split_t all = {0};
+    uint64_t total = 0;
+
+    for (int i = 0; i < cmt_nprocs; i++) {
+        all.n += per_rank[i].n;
+        for (int s = 0; s < nseg; s++) {
+            all.sum[s] += per_rank[i].sum[s];
+        }
+    }
+    if (all.n == 0) {
+        return;
+    }
+    for (int s = 0; s < nseg; s++) {
+        total += all.sum[s];
+    }
+    fprintf(out, "%s, %.2f us on average:", label, (double)total / (double)all.n / 1e3);
+    for (int s = 0; s < nseg; s++) {
+        fprintf(out, "%s %s %.2f us", s ? "," : "", seg[s], (double)all.sum[s] / (double)all.n / 1e3);
+    }
+    fputc('\n', out);
+    for (int i = 0; i < cmt_nprocs && cmt_nprocs > 1; i++) {
+        const split_t *r = &per_rank[i];
+        if (r->n == 0) {
+            continue;
+        }
+        fprintf(out, "  rank %d: %" PRIu64 ",", cmt_procs[i].h.rank, r->n);
+        for (int s = 0; s < nseg; s++) {
+            fprintf(out, " %.2f", (double)r->sum[s] / (double)r->n / 1e3);
+        }
+        fputs(" us\n", out);
+    }
+}
 
 /* A served message's arrival at its target: when it was queued, else when its handler began
  * (the queued record, if any, comes just before its serve record in the same thread). */
@@ -77,7 +115,7 @@ static uint64_t arrival(const cmt_proc_t *p, size_t k)
 }
 
 /* TreadMarks: each page reply served at its requester, back to its request. */
-static void tmk_fetches(fetch_split_t *f)
+static void tmk_fetches(split_t *per_rank)
 {
     for (int i = 0; i < cmt_nprocs; i++) {
         const cmt_proc_t *a = &cmt_procs[i];
@@ -110,9 +148,9 @@ static void tmk_fetches(fetch_split_t *f)
                 uint64_t seen = cmt_global_ns(a, got->t);
                 int64_t seg[5] = {(int64_t)(at_b - t_req), (int64_t)(srv - at_b),
                                   (int64_t)req->dur, (int64_t)(at_a - t_rep), (int64_t)(seen - at_a)};
-                f->n++;
+                per_rank[a->h.rank].n++;
                 for (int s = 0; s < 5; s++) {
-                    f->sum[s] += (uint64_t)(seg[s] > 0 ? seg[s] : 0);
+                    per_rank[a->h.rank].sum[s] += (uint64_t)(seg[s] > 0 ? seg[s] : 0);
                 }
             }
         }
@@ -121,9 +159,13 @@ static void tmk_fetches(fetch_split_t *f)
 
 static void top_fetches(FILE *out)
 {
-    uint64_t n = 0, sum = 0;
-    fetch_split_t f = {0};
+    uint64_t n = 0, sum = 0, fetches = 0;
+    split_t *per_rank = calloc((size_t)cmt_nprocs, sizeof(*per_rank));
+    char label[128];
 
+    if (per_rank == NULL) {
+        cmt_die(1, "out of memory");
+    }
     for (int i = 0; i < cmt_nprocs; i++) {
         for (size_t k = 0; k < cmt_procs[i].n; k++) {
             const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
@@ -138,21 +180,18 @@ static void top_fetches(FILE *out)
                 "(an early copy's wait only; refetches and prefetches count 0)\n", n,
                 (double)sum / (double)n / 1e3);
     }
-    tmk_fetches(&f);
-    if (f.n != 0) {
+    tmk_fetches(per_rank);
+    for (int i = 0; i < cmt_nprocs; i++) {
+        fetches += per_rank[i].n;
+    }
+    {
         static const char *const seg[5] = {"request on the wire", "queued at the target",
                                            "served", "reply on the wire", "queued at the requester"};
-        uint64_t total = 0;
-        for (int s = 0; s < 5; s++) {
-            total += f.sum[s];
-        }
-        fprintf(out, "TreadMarks page fetches: %" PRIu64 ", %.2f us on average from request to "
-                "the reply's handler:", f.n, (double)total / (double)f.n / 1e3);
-        for (int s = 0; s < 5; s++) {
-            fprintf(out, "%s %s %.2f us", s ? "," : "", seg[s], (double)f.sum[s] / (double)f.n / 1e3);
-        }
-        fputc('\n', out);
+        snprintf(label, sizeof(label), "TreadMarks page fetches: %" PRIu64 " from request to the "
+                 "reply's handler", fetches);
+        print_split(out, label, per_rank, seg, 5);
     }
+    free(per_rank);
 }
 
 /* ---- TreadMarks's lock acquires, in segments ---------------------------------------------- */
@@ -288,7 +327,13 @@ static void top_tmk_locks(FILE *out)
     static const char *const seg[LS_N] = {"request on the wire", "at the manager",
                                           "forward on the wire", "at the last holder",
                                           "grant on the wire", "at the requester"};
-    uint64_t n = 0, sum[LS_N] = {0}, local = 0, unresolved = 0;
+    uint64_t n = 0, local = 0, unresolved = 0;
+    split_t *per_rank = calloc((size_t)cmt_nprocs, sizeof(*per_rank));
+    char label[192];
+
+    if (per_rank == NULL) {
+        cmt_die(1, "out of memory");
+    }
 
     index_serves();
     for (int a = 0; a < cmt_nprocs; a++) {
@@ -344,29 +389,19 @@ static void top_tmk_locks(FILE *out)
             {
                 uint64_t pts[LS_N + 1] = {t_r, at_m, t_f, at_h, t_g, at_a, t_end};
                 n++;
+                per_rank[a].n++;
                 for (int s = 0; s < LS_N; s++) {
-                    sum[s] += (pts[s + 1] > pts[s]) ? pts[s + 1] - pts[s] : 0;
+                    per_rank[a].sum[s] += (pts[s + 1] > pts[s]) ? pts[s + 1] - pts[s] : 0;
                 }
             }
         }
     }
     free_serves();
-    if (n == 0) {
-        return;
-    }
-    {
-        uint64_t total = 0;
-        for (int s = 0; s < LS_N; s++) {
-            total += sum[s];
-        }
-        fprintf(out, "TreadMarks lock acquires by message: %" PRIu64 " (%" PRIu64 " more with the "
-                "token here, %" PRIu64 " not followed back), %.2f us on average from request to "
-                "the grant taken:", n, local, unresolved, (double)total / (double)n / 1e3);
-        for (int s = 0; s < LS_N; s++) {
-            fprintf(out, "%s %s %.2f us", s ? "," : "", seg[s], (double)sum[s] / (double)n / 1e3);
-        }
-        fputc('\n', out);
-    }
+    snprintf(label, sizeof(label), "TreadMarks lock acquires by message: %" PRIu64 " (%" PRIu64
+             " more with the token here, %" PRIu64 " not followed back) from request to the grant "
+             "taken", n, local, unresolved);
+    print_split(out, label, per_rank, seg, LS_N);
+    free(per_rank);
 }
 
 /* ---- locks -------------------------------------------------------------------------------- */

@@ -115,8 +115,10 @@ done
 tmk_waits=$(got "X lock wait")
 run 60 "$TRACE" --top "$tmp/tmk"
 [ "$rc" = 0 ] || fail "cm_trace --top: exit status $rc"
-expect_out "^TreadMarks page fetches: $(stats_total msgs_page_req "$tmp/tmk.json"), [0-9.]+ us on average from request to the reply's handler: request on the wire [0-9.]+ us, queued at the target [0-9.]+ us, served [0-9.]+ us, reply on the wire [0-9.]+ us, queued at the requester [0-9.]+ us$"
-expect_out "^TreadMarks lock acquires by message: [0-9]+ \\([0-9]+ more with the token here, 0 not followed back\\), [0-9.]+ us on average from request to the grant taken: request on the wire [0-9.]+ us, at the manager [0-9.]+ us, forward on the wire [0-9.]+ us, at the last holder [0-9.]+ us, grant on the wire [0-9.]+ us, at the requester [0-9.]+ us$"
+expect_out "^TreadMarks page fetches: $(stats_total msgs_page_req "$tmp/tmk.json") from request to the reply's handler, [0-9.]+ us on average: request on the wire [0-9.]+ us, queued at the target [0-9.]+ us, served [0-9.]+ us, reply on the wire [0-9.]+ us, queued at the requester [0-9.]+ us$"
+[ "$(count_out '^  rank [0-9]: [0-9]+, [0-9.]+ [0-9.]+ [0-9.]+ [0-9.]+ [0-9.]+ us$')" -ge 2 ] ||
+    fail "--top: no page fetch split per rank"
+expect_out "^TreadMarks lock acquires by message: [0-9]+ \\([0-9]+ more with the token here, 0 not followed back\\) from request to the grant taken, [0-9.]+ us on average: request on the wire [0-9.]+ us, at the manager [0-9.]+ us, forward on the wire [0-9.]+ us, at the last holder [0-9.]+ us, grant on the wire [0-9.]+ us, at the requester [0-9.]+ us$"
 split=$(printf '%s\n' "$out" | sed -n 's/^TreadMarks lock acquires by message: \([0-9]*\) (\([0-9]*\) more.*/\1 \2/p')
 [ "$(( ${split% *} + ${split#* } ))" = "$tmk_waits" ] && [ "${split% *}" -gt 0 ] ||
     fail "--top: $split acquires split (by message, token here) of $tmk_waits"
