@@ -76,6 +76,8 @@ const cm_trace_rec_t *cmt_send_of(const cmt_proc_t *p, const cm_trace_rec_t *r);
  * ("main at water.c:368"), by addr2line (binutils) on its object; "0x..." where that cannot be
  * had (no addr2line, no debugging information, the object gone). */
 void cmt_symbol(const cmt_proc_t *p, uint64_t addr, char *buf, size_t len);
+/* --top's requests followed through their messages (cm_trace_split.c). */
+void cmt_top_splits(FILE *out);
 /* The terminal report (--top): the n largest of each table. */
 void cmt_top(FILE *out, int n);
 /* BASE.png and BASE.svg: lanes of each rank's time (gnuplot; BASE.dat and BASE.gp kept). */
