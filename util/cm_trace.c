@@ -38,21 +38,9 @@ static struct {
     int             nbufs;
     bool            full_warned;
     bool            write_failed;
-    uint64_t        cost_ns;  /* writing out, summed over threads (under the mutex) */
 } cm_tr = {.fd = -1, .mutex = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread cm_trace_buf_t *cm_tr_mine;
-
-static const char *const cm_trace_names[] = {
-#define CM_TRACE_NAME_(n, name, doc) name,
-    CM_TRACE_KINDS(CM_TRACE_NAME_)
-#undef CM_TRACE_NAME_
-};
-
-const char *cm_trace_kind_name(unsigned kind)
-{
-    return (kind < CM_TRACE_NKINDS) ? cm_trace_names[kind] : "unknown";
-}
 
 /* All of len bytes to the file; a failure is said once and ends the trace (not the job). */
 static void cm_trace_write(const void *data, size_t len)
@@ -81,7 +69,7 @@ static void cm_trace_write(const void *data, size_t len)
  * record an event into the buffer being written. */
 static void cm_trace_spill(cm_trace_buf_t *b)
 {
-    uint64_t t0 = cm_time_ns(), *outer = cm_stats_phase_acc;
+    uint64_t *outer = cm_stats_phase_acc;
 
     if (cm_stats_phase_stats != NULL) {
         cm_stats_phase_charge(cm_ticks());
@@ -93,7 +81,6 @@ static void cm_trace_spill(cm_trace_buf_t *b)
         cm_stats_phase_charge(cm_ticks());
         cm_stats_phase_acc = outer;
     }
-    cm_tr.cost_ns += cm_time_ns() - t0;
 }
 
 /* PREFIX.RANK.objects: each loaded object's load address and file, one per line, so that
@@ -272,7 +259,3 @@ void cm_trace_ticks(void)
     cm_trace_emit(CM_TRACE_TICKS, t + (t2 - t) / 2, 0, ns, -1, 0, 0);
 }
 
-uint64_t cm_trace_cost_ns(void)
-{
-    return cm_tr.cost_ns;
-}

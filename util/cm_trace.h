@@ -87,8 +87,6 @@ cm_status_t cm_trace_open(const char *prefix, int rank, int nprocs, size_t buffe
 /* Writes every thread's buffer and closes the file; failed: the job is ending on an error
  * (the buffers are written all the same, without locks that a crashed thread may hold). */
 void cm_trace_close(bool failed);
-/* Nanoseconds spent writing the trace so far (the statistic trace_ns). */
-uint64_t cm_trace_cost_ns(void);
 
 void cm_trace_emit(cm_trace_kind_t kind, uint64_t t, uint64_t dur, uint64_t obj, int peer,
                    uint32_t bytes, uint32_t seq);
@@ -123,7 +121,5 @@ static inline void cm_trace_instant(cm_trace_kind_t kind, uint64_t obj, int peer
         cm_trace_emit(kind, cm_trace_now(), 0, obj, peer, bytes, 0);
     }
 }
-
-const char *cm_trace_kind_name(unsigned kind);
 
 #endif
