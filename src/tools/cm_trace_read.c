@@ -45,6 +45,55 @@ static cmt_sends_t *cmt_sends; /* [src * nprocs + dst] */
 int cmt_nprocs;
 uint64_t cmt_origin = UINT64_MAX; /* the job's first event, on rank 0's clock */
 
+void *cmt_realloc(void *p, size_t n, size_t size)
+{
+    void *q = NULL;
+
+    if (size == 0 || n <= SIZE_MAX / size) {
+        size_t bytes = n * size;
+        q = realloc(p, bytes ? bytes : 1);
+    }
+    if (q == NULL) {
+        cmt_die(1, "out of memory (%zu times %zu bytes)", n, size);
+    }
+    return q;
+}
+
+void *cmt_zalloc(size_t n, size_t size)
+{
+    void *q = calloc(n ? n : 1, size ? size : 1);
+
+    if (q == NULL) {
+        cmt_die(1, "out of memory (%zu times %zu bytes)", n, size);
+    }
+    return q;
+}
+
+void cmt_phase_walk(const cmt_proc_t *p, cmt_stretch_fn fn, void *arg)
+{
+    int stack[64], depth = 0;
+    bool started = false;
+    uint64_t last = 0;
+
+    for (size_t k = 0; k < p->n; k++) {
+        const cm_trace_rec_t *r = &p->rec[k];
+        if (r->tid != 0 || (r->kind != CM_TRACE_PHASE_BEGIN && r->kind != CM_TRACE_PHASE_END) ||
+            r->obj >= CM_STATS_NTIMERS) {
+            continue;
+        }
+        if (started) {
+            fn(arg, depth ? stack[depth - 1] : -1, last, r->t);
+        }
+        started = true;
+        last    = r->t;
+        if (r->kind == CM_TRACE_PHASE_BEGIN && depth < 64) {
+            stack[depth++] = (int)r->obj;
+        } else if (r->kind == CM_TRACE_PHASE_END && depth > 0) {
+            depth--;
+        }
+    }
+}
+
 void cmt_die(int code, const char *fmt, ...)
 {
     va_list ap;
@@ -232,15 +281,10 @@ static void cmt_load_objects(cmt_proc_t *p)
     while (fgets(line, sizeof(line), f) != NULL) {
         uint64_t base;
         char file[4096];
-        struct cmt_object *o;
         if (sscanf(line, "%" SCNx64 " %4095[^\n]", &base, file) != 2) {
             continue;
         }
-        o = realloc(p->obj, (size_t)(p->nobj + 1) * sizeof(*o));
-        if (o == NULL) {
-            cmt_die(1, "out of memory");
-        }
-        p->obj                 = o;
+        p->obj                 = cmt_realloc(p->obj, (size_t)p->nobj + 1, sizeof(*p->obj));
         p->obj[p->nobj].base   = base;
         p->obj[p->nobj++].path = strdup(file);
     }
@@ -289,10 +333,7 @@ void cmt_read(const char *prefix)
         cmt_die(1, "no trace at %s (files %s): was the job run with CM_TRACE=%s?", prefix, pattern,
             prefix);
     }
-    cmt_procs = calloc(g.gl_pathc, sizeof(*cmt_procs));
-    if (cmt_procs == NULL) {
-        cmt_die(1, "out of memory");
-    }
+    cmt_procs = cmt_zalloc(g.gl_pathc, sizeof(*cmt_procs));
     for (size_t i = 0; i < g.gl_pathc; i++) {
         cmt_procs[i].path = strdup(g.gl_pathv[i]);
         cmt_load(&cmt_procs[i]);
@@ -325,10 +366,7 @@ void cmt_read(const char *prefix)
 
 void cmt_index_sends(void)
 {
-    cmt_sends = calloc((size_t)cmt_nprocs * (size_t)cmt_nprocs, sizeof(*cmt_sends));
-    if (cmt_sends == NULL) {
-        cmt_die(1, "out of memory");
-    }
+    cmt_sends = cmt_zalloc((size_t)cmt_nprocs * (size_t)cmt_nprocs, sizeof(*cmt_sends));
     for (int i = 0; i < cmt_nprocs; i++) {
         for (size_t k = 0; k < cmt_procs[i].n; k++) {
             const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
@@ -342,10 +380,7 @@ void cmt_index_sends(void)
             s = &cmt_sends[(size_t)i * (size_t)cmt_nprocs + (size_t)r->peer];
             if (r->seq > s->n) {
                 size_t n = (r->seq > 2 * s->n) ? r->seq : 2 * s->n;
-                const cm_trace_rec_t **g = realloc(s->rec, n * sizeof(*g));
-                if (g == NULL) {
-                    cmt_die(1, "out of memory");
-                }
+                const cm_trace_rec_t **g = cmt_realloc(s->rec, n, sizeof(*g));
                 memset(g + s->n, 0, (n - s->n) * sizeof(*g));
                 s->rec = g;
                 s->n   = n;

@@ -118,12 +118,9 @@ static void tmk_fetches(split_t *per_rank)
 static void top_fetches(FILE *out)
 {
     uint64_t n = 0, sum = 0, fetches = 0;
-    split_t *per_rank = calloc((size_t)cmt_nprocs, sizeof(*per_rank));
+    split_t *per_rank = cmt_zalloc((size_t)cmt_nprocs, sizeof(*per_rank));
     char label[128];
 
-    if (per_rank == NULL) {
-        cmt_die(1, "out of memory");
-    }
     for (int i = 0; i < cmt_nprocs; i++) {
         for (size_t k = 0; k < cmt_procs[i].n; k++) {
             const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
@@ -203,10 +200,7 @@ static void index_serves(void)
     }
     for (nserved_slots = 64; nserved_slots < 2 * total; nserved_slots *= 2) {
     }
-    served = calloc(nserved_slots, sizeof(*served));
-    if (served == NULL) {
-        cmt_die(1, "out of memory");
-    }
+    served = cmt_zalloc(nserved_slots, sizeof(*served));
     for (int i = 0; i < cmt_nprocs; i++) {
         for (size_t k = 0; k < cmt_procs[i].n; k++) {
             const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
@@ -217,10 +211,7 @@ static void index_serves(void)
             s = serves_at(serve_key(i, r), true);
             if (s->n == s->cap) {
                 s->cap = s->cap ? 2 * s->cap : 4;
-                s->rec = realloc(s->rec, s->cap * sizeof(*s->rec));
-                if (s->rec == NULL) {
-                    cmt_die(1, "out of memory");
-                }
+                s->rec = cmt_realloc(s->rec, s->cap, sizeof(*s->rec));
             }
             s->rec[s->n++] = r;
         }
@@ -286,12 +277,8 @@ static void top_tmk_locks(FILE *out)
                                           "forward on the wire", "at the last holder",
                                           "grant on the wire", "at the requester"};
     uint64_t n = 0, local = 0, unresolved = 0;
-    split_t *per_rank = calloc((size_t)cmt_nprocs, sizeof(*per_rank));
+    split_t *per_rank = cmt_zalloc((size_t)cmt_nprocs, sizeof(*per_rank));
     char label[192];
-
-    if (per_rank == NULL) {
-        cmt_die(1, "out of memory");
-    }
 
     index_serves();
     for (int a = 0; a < cmt_nprocs; a++) {

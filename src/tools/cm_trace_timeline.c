@@ -8,7 +8,11 @@
  * Stretches closer than a pixel merge, so a long trace stays a picture gnuplot can draw.
  *
  * cm_trace --locks BASE: for each of the locks waited for longest, BASE-lockN.png and .svg: a
- * row per rank of its waits and holds over time, and the page faults inside the holds.
+ * row per rank of its waits and holds over time, and the page faults inside the holds (those
+ * --top counts).
+ *
+ * Both write BASE[-lockN].dat, a block of boxes per kind (gnuplot's index), and .gp, which
+ * draws the blocks that have boxes, a row per rank.
  */
 #include "config.h"
 #include "src/tools/cm_trace_tool.h"
@@ -18,6 +22,90 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define WIDTH_PX 1600
+
+static FILE *open_or_die(const char *path)
+{
+    FILE *f = fopen(path, "w");
+
+    if (f == NULL) {
+        cmt_die(1, "%s: %s", path, strerror(errno));
+    }
+    return f;
+}
+
+static void close_or_die(FILE *f, const char *path)
+{
+    if (fclose(f) != 0) {
+        cmt_die(1, "%s: write failed", path);
+    }
+}
+
+/* A picture: its blocks (name and colour each; drawn[b] boxes in block b of dat), its rows
+ * (rank i's at (nprocs - 1 - i) * stride + mid, up to ymax), its x range (span_ms > 0, else
+ * gnuplot's), and what to say where no block has a box. */
+typedef struct {
+    const char        *out; /* the picture's name without .png or .svg */
+    const char        *title, *empty;
+    int               height, stride, mid, ymax, nblocks;
+    double            span_ms;
+    const char *const *name, *const *colour;
+    const int         *drawn;
+} picture_t;
+
+/* out.gp drawing out.png and out.svg from dat, run by gnuplot. */
+static void draw(const picture_t *pic, const char *dat)
+{
+    char gp[4200], cmd[4300];
+    int plotted = 0;
+    FILE *f;
+
+    snprintf(gp, sizeof(gp), "%s.gp", pic->out);
+    f = open_or_die(gp);
+    for (int t = 0; t < 2; t++) {
+        fprintf(f, "set terminal %s size %d,%d font 'sans,10'\nset output '%s.%s'\n"
+                "set termoption noenhanced\nset xlabel 'ms on rank 0 clock (the first event at 0)'\n",
+                t ? "svg dynamic" : "pngcairo", WIDTH_PX + 200, pic->height, pic->out,
+                t ? "svg" : "png");
+        if (pic->span_ms > 0) {
+            fprintf(f, "set xrange [0:%.6f]\n", pic->span_ms);
+        }
+        fprintf(f, "set yrange [-1:%d]\nset style fill solid noborder\nset key outside right top\n"
+                "set ytics (", pic->ymax);
+        for (int i = 0; i < cmt_nprocs; i++) {
+            fprintf(f, "%s'rank %d' %d", i ? ", " : "", cmt_procs[i].h.rank,
+                    (cmt_nprocs - 1 - i) * pic->stride + pic->mid);
+        }
+        fprintf(f, ")\nset title '%s'\nplot ", pic->title);
+        plotted = 0;
+        for (int b = 0; b < pic->nblocks; b++) {
+            if (pic->drawn[b] == 0) {
+                continue; /* gnuplot warns of a block with no points */
+            }
+            fprintf(f, "%s'%s' index %d using 1:2:3:4 with boxxyerror lc rgb '%s' title '%s'",
+                    plotted++ ? ", " : "", dat, b, pic->colour[b], pic->name[b]);
+        }
+        fputc('\n', f);
+    }
+    close_or_die(f, gp);
+    if (plotted == 0) {
+        cmt_die(1, "%s", pic->empty);
+    }
+    snprintf(cmd, sizeof(cmd), "gnuplot '%s'", gp);
+    if (system(cmd) != 0) {
+        cmt_die(1, "gnuplot %s failed (Debian: gnuplot-nox); the data is in %s", gp, dat);
+    }
+}
+
+static void no_quote(const char *opt, const char *base)
+{
+    if (strchr(base, '\'') != NULL) {
+        cmt_die(1, "%s %s: no ' in the name, please", opt, base);
+    }
+}
+
+/* ---- each rank's lanes -------------------------------------------------------------------- */
+
 enum { LANE_COMPUTE, LANE_FAULT, LANE_LOCK, LANE_BARRIER, LANE_SYNC, LANE_SERVE, NLANES };
 
 static const char *const lane_name[NLANES] = {"compute", "fault", "lock", "barrier",
@@ -25,11 +113,11 @@ static const char *const lane_name[NLANES] = {"compute", "fault", "lock", "barri
 static const char *const lane_colour[NLANES] = {"#b0b0b0", "#d62728", "#ff7f0e", "#1f77b4",
                                                 "#2ca02c", "#9467bd"};
 
-#define WIDTH_PX 1600
-
 static int lane_of(int timer)
 {
     switch (timer) {
+    case -1:
+        return LANE_COMPUTE;
     case CM_STATS_T_fault_ns: case CM_STATS_T_page_copy_ns: case CM_STATS_T_data_wait_ns:
     case CM_STATS_T_line_fill_ns:
         return LANE_FAULT;
@@ -44,46 +132,54 @@ static int lane_of(int timer)
     }
 }
 
-/* One lane's stretches being written: the open one grows while the next starts within res. */
+/* One rank's lanes being written, a block per lane: each lane's open stretch grows while the
+ * next starts within res of its end. */
 typedef struct {
-    double s, e;
-    bool   open;
-} stretch_t;
+    const cmt_proc_t *p;
+    FILE             *block[NLANES];
+    int              drawn[NLANES], y0;
+    double           res, s[NLANES], e[NLANES];
+    bool             open[NLANES];
+} lanes_t;
 
-static int flush(FILE *f, stretch_t *st, int y)
+static void lane_flush(lanes_t *l, int lane)
 {
-    if (!st->open) {
-        return 0;
+    if (l->open[lane]) {
+        fprintf(l->block[lane], "%.6f %d %.6f 0.4\n", (l->s[lane] + l->e[lane]) / 2,
+                l->y0 + NLANES - 1 - lane, (l->e[lane] - l->s[lane]) / 2);
+        l->open[lane] = false;
+        l->drawn[lane]++;
     }
-    fprintf(f, "%.6f %d %.6f 0.4\n", (st->s + st->e) / 2, y, (st->e - st->s) / 2);
-    st->open = false;
-    return 1;
 }
 
-/* Returns the stretches written (0 or 1). */
-static int put(FILE *f, stretch_t *st, int y, double s, double e, double res)
+static void lane_put(void *arg, int timer, uint64_t from, uint64_t to)
 {
-    int n;
+    lanes_t *l = arg;
+    int lane = lane_of(timer);
+    double s = cmt_us(l->p, from) / 1e3, e = cmt_us(l->p, to) / 1e3;
 
     if (e <= s) {
-        return 0;
+        return;
     }
-    if (st->open && s - st->e < res) {
-        st->e = e;
-        return 0;
+    if (l->open[lane] && s - l->e[lane] < l->res) {
+        l->e[lane] = e;
+        return;
     }
-    n   = flush(f, st, y);
-    *st = (stretch_t){s, e, true};
-    return n;
+    lane_flush(l, lane);
+    l->open[lane] = true;
+    l->s[lane]    = s;
+    l->e[lane]    = e;
 }
 
 void cmt_timeline(const char *base)
 {
-    char dat[4200], gp[4200], cmd[8600];
-    double span_ms = 0, res;
-    int drawn[NLANES] = {0}, plotted = 0;
+    char dat[4200], title[160], *text[NLANES];
+    size_t len[NLANES];
+    double span_ms = 0;
+    lanes_t l;
     FILE *f;
 
+    no_quote("--timeline", base);
     for (int i = 0; i < cmt_nprocs; i++) {
         for (size_t k = 0; k < cmt_procs[i].n; k++) {
             const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
@@ -93,243 +189,122 @@ void cmt_timeline(const char *base)
             }
         }
     }
-    res = span_ms / WIDTH_PX;
-    snprintf(dat, sizeof(dat), "%s.dat", base);
-    snprintf(gp, sizeof(gp), "%s.gp", base);
-    f = fopen(dat, "w");
-    if (f == NULL) {
-        cmt_die(1, "%s: %s", dat, strerror(errno));
-    }
-    /* gnuplot's index: one block per lane, each the stretches of every rank. */
+    memset(&l, 0, sizeof(l));
+    l.res = span_ms / WIDTH_PX;
     for (int lane = 0; lane < NLANES; lane++) {
-        fprintf(f, "# %s\n", lane_name[lane]);
-        for (int i = 0; i < cmt_nprocs; i++) {
-            const cmt_proc_t *p = &cmt_procs[i];
-            int stack[64], depth = 0, y = (cmt_nprocs - 1 - i) * (NLANES + 1) + (NLANES - 1 - lane);
-            double last = -1;
-            stretch_t st = {0};
-
-            for (size_t k = 0; k < p->n; k++) {
-                const cm_trace_rec_t *r = &p->rec[k];
-                double now;
-                int in;
-                if (r->tid != 0 || (r->kind != CM_TRACE_PHASE_BEGIN && r->kind != CM_TRACE_PHASE_END) ||
-                    r->obj >= CM_STATS_NTIMERS) {
-                    continue;
-                }
-                now = cmt_us(p, r->t) / 1e3;
-                in  = depth ? lane_of(stack[depth - 1]) : LANE_COMPUTE;
-                if (last >= 0 && in == lane) {
-                    drawn[lane] += put(f, &st, y, last, now, res);
-                }
-                last = now;
-                if (r->kind == CM_TRACE_PHASE_BEGIN && depth < 64) {
-                    stack[depth++] = (int)r->obj;
-                } else if (r->kind == CM_TRACE_PHASE_END && depth > 0) {
-                    depth--;
-                }
-            }
-            drawn[lane] += flush(f, &st, y); /* the last stretch out */
+        l.block[lane] = open_memstream(&text[lane], &len[lane]);
+        if (l.block[lane] == NULL) {
+            cmt_die(1, "out of memory");
         }
-        fprintf(f, "%s", (lane < NLANES - 1) ? "\n\n" : "");
     }
-    if (fclose(f) != 0) {
-        cmt_die(1, "%s: write failed", dat);
-    }
-    f = fopen(gp, "w");
-    if (f == NULL) {
-        cmt_die(1, "%s: %s", gp, strerror(errno));
-    }
-    for (int t = 0; t < 2; t++) {
-        fprintf(f, "set terminal %s size %d,%d font 'sans,10'\nset output '%s.%s'\n",
-                t ? "svg dynamic" : "pngcairo", WIDTH_PX + 200, 120 + 18 * cmt_nprocs * (NLANES + 1),
-                base, t ? "svg" : "png");
-        fprintf(f, "set termoption noenhanced\nset xlabel 'ms on rank 0 clock (the first event at 0)'\n"
-                "set xrange [0:%.6f]\nset yrange [-1:%d]\nset style fill solid noborder\n"
-                "set key outside right top\nset ytics (", span_ms, cmt_nprocs * (NLANES + 1) - 1);
-        for (int i = 0; i < cmt_nprocs; i++) {
-            fprintf(f, "%s'rank %d' %d", i ? ", " : "", cmt_procs[i].h.rank,
-                    (cmt_nprocs - 1 - i) * (NLANES + 1) + NLANES / 2);
-        }
-        fprintf(f, ")\nset title 'where each rank spent its time: %s, %d processes'\nplot ",
-                cmt_procs[0].h.protocol, cmt_nprocs);
-        plotted = 0;
+    /* Each rank's phases once, into every lane's block. */
+    for (int i = 0; i < cmt_nprocs; i++) {
+        l.p  = &cmt_procs[i];
+        l.y0 = (cmt_nprocs - 1 - i) * (NLANES + 1);
+        cmt_phase_walk(l.p, lane_put, &l);
         for (int lane = 0; lane < NLANES; lane++) {
-            if (drawn[lane] == 0) {
-                continue; /* gnuplot warns of a block with no points */
-            }
-            fprintf(f, "%s'%s' index %d using 1:2:3:4 with boxxyerror lc rgb '%s' title '%s'",
-                    plotted++ ? ", " : "", dat, lane, lane_colour[lane], lane_name[lane]);
+            lane_flush(&l, lane); /* the last stretch out */
         }
-        if (plotted == 0) {
-            cmt_die(1, "--timeline: the trace has no phases to draw");
-        }
-        fputc('\n', f);
     }
-    if (fclose(f) != 0) {
-        cmt_die(1, "%s: write failed", gp);
+    snprintf(dat, sizeof(dat), "%s.dat", base);
+    f = open_or_die(dat);
+    for (int lane = 0; lane < NLANES; lane++) {
+        fclose(l.block[lane]);
+        fprintf(f, "# %s\n%s%s", lane_name[lane], text[lane], (lane < NLANES - 1) ? "\n\n" : "");
+        free(text[lane]);
     }
-    snprintf(cmd, sizeof(cmd), "gnuplot '%s'", gp);
-    if (strchr(base, '\'') != NULL) {
-        cmt_die(1, "--timeline %s: no ' in the name, please", base);
-    }
-    if (system(cmd) != 0) {
-        cmt_die(1, "gnuplot %s failed (Debian: gnuplot-nox); the data is in %s", gp, dat);
-    }
+    close_or_die(f, dat);
+    snprintf(title, sizeof(title), "where each rank spent its time: %s, %d processes",
+             cmt_procs[0].h.protocol, cmt_nprocs);
+    draw(&(picture_t){.out = base, .title = title, .empty = "--timeline: the trace has no phases to draw",
+                      .height = 120 + 18 * cmt_nprocs * (NLANES + 1), .stride = NLANES + 1,
+                      .mid = NLANES / 2, .ymax = cmt_nprocs * (NLANES + 1) - 1, .nblocks = NLANES,
+                      .span_ms = span_ms, .name = lane_name, .colour = lane_colour,
+                      .drawn = l.drawn},
+         dat);
 }
 
 /* ---- locks over time ---------------------------------------------------------------------- */
 
-typedef struct {
-    uint64_t lock, wait;
-} lock_wait_t;
+enum { BOX_WAIT, BOX_HOLD, BOX_FAULT, NBOXES };
 
-static int cmp_lock_wait(const void *a, const void *b)
+static const char *const box_name[NBOXES] = {"waiting", "holding", "page fault in a hold"};
+static const char *const box_colour[NBOXES] = {"#ffbb78", "#d62728", "#1f77b4"};
+static const double box_half[NBOXES] = {0.15, 0.35, 0.22};
+
+/* A box of rank p's row in block b. */
+typedef struct {
+    FILE *block[NBOXES];
+    int  drawn[NBOXES];
+} boxes_t;
+
+static void box(boxes_t *bx, int b, const cmt_proc_t *p, const cm_trace_rec_t *r)
 {
-    const lock_wait_t *x = a, *y = b;
-    return (x->wait < y->wait) ? 1 : (x->wait > y->wait) ? -1 : (x->lock > y->lock) - (x->lock < y->lock);
+    double s = cmt_us(p, r->t) / 1e3, e = cmt_us(p, r->t + cmt_dur(r)) / 1e3;
+
+    fprintf(bx->block[b], "%.6f %d %.6f %.2f\n", (s + e) / 2,
+            cmt_nprocs - 1 - (int)(p - cmt_procs), (e - s) / 2, box_half[b]);
+    bx->drawn[b]++;
 }
 
-/* The nlocks locks waited for longest, into out (sorted); returns how many there are. */
-static int longest_waits(lock_wait_t *out, int nlocks)
+static void fault_box(void *arg, const cmt_proc_t *p, const cm_trace_rec_t *r)
 {
-    lock_wait_t *all = NULL;
-    size_t n = 0, cap = 0;
-
-    for (int i = 0; i < cmt_nprocs; i++) {
-        for (size_t k = 0; k < cmt_procs[i].n; k++) {
-            const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
-            size_t j;
-            if (r->kind != CM_TRACE_LOCK_WAIT) {
-                continue;
-            }
-            for (j = 0; j < n && all[j].lock != r->obj; j++) {
-            }
-            if (j == n) {
-                if (n == cap) {
-                    cap = cap ? 2 * cap : 64;
-                    all = realloc(all, cap * sizeof(*all));
-                    if (all == NULL) {
-                        cmt_die(1, "out of memory");
-                    }
-                }
-                all[n++] = (lock_wait_t){r->obj, 0};
-            }
-            all[j].wait += r->dur;
-        }
-    }
-    qsort(all, n, sizeof(*all), cmp_lock_wait);
-    if ((size_t)nlocks > n) {
-        nlocks = (int)n;
-    }
-    if (nlocks > 0) {
-        memcpy(out, all, (size_t)nlocks * sizeof(*out));
-    }
-    free(all);
-    return nlocks;
+    box(arg, BOX_FAULT, p, r);
 }
 
 void cmt_lock_timeline(const char *base, int nlocks)
 {
-    lock_wait_t top[16];
-    char dat[4200], gp[4200], cmd[8600];
+    char out[4200], dat[4300], title[200], *text[NBOXES];
+    size_t len[NBOXES];
+    cmt_lock_t *locks;
+    size_t n;
     FILE *f;
 
-    if (strchr(base, '\'') != NULL) {
-        cmt_die(1, "--locks %s: no ' in the name, please", base);
-    }
-    nlocks = longest_waits(top, nlocks > 16 ? 16 : nlocks);
-    if (nlocks == 0) {
+    no_quote("--locks", base);
+    n = cmt_locks(&locks);
+    if (n == 0) {
         cmt_die(1, "--locks: the trace has no lock acquires");
     }
-    for (int l = 0; l < nlocks; l++) {
-        int drawn[3] = {0};
-        static const char *const what[3] = {"waiting", "holding", "page fault in a hold"};
-        static const char *const colour[3] = {"#ffbb78", "#d62728", "#1f77b4"};
-        static const double half[3] = {0.15, 0.35, 0.22};
-        int plotted = 0;
+    for (size_t l = 0; l < n && l < (size_t)nlocks; l++) {
+        boxes_t bx;
 
-        snprintf(dat, sizeof(dat), "%s-lock%" PRIu64 ".dat", base, top[l].lock);
-        snprintf(gp, sizeof(gp), "%s-lock%" PRIu64 ".gp", base, top[l].lock);
-        f = fopen(dat, "w");
-        if (f == NULL) {
-            cmt_die(1, "%s: %s", dat, strerror(errno));
-        }
-        /* Three blocks: waits, holds, faults inside holds; a row per rank. */
-        for (int b = 0; b < 3; b++) {
-            for (int i = 0; i < cmt_nprocs; i++) {
-                const cmt_proc_t *p = &cmt_procs[i];
-                int y = cmt_nprocs - 1 - i;
-                for (size_t k = 0; k < p->n; k++) {
-                    const cm_trace_rec_t *r = &p->rec[k];
-                    double s, e;
-                    if (b < 2) {
-                        if (r->kind != (b ? CM_TRACE_LOCK_HOLD : CM_TRACE_LOCK_WAIT) ||
-                            r->obj != top[l].lock) {
-                            continue;
-                        }
-                    } else {
-                        /* A fault of the holding thread, inside one of this lock's holds:
-                         * the hold's record comes after (written at the release). */
-                        bool inside = false;
-                        if (r->kind != CM_TRACE_FAULT_READ && r->kind != CM_TRACE_FAULT_WRITE) {
-                            continue;
-                        }
-                        for (size_t j = k + 1; j < p->n && j < k + 4096; j++) {
-                            const cm_trace_rec_t *h = &p->rec[j];
-                            if (h->kind == CM_TRACE_LOCK_HOLD && h->tid == r->tid) {
-                                inside = h->obj == top[l].lock && h->t <= r->t &&
-                                         r->t + r->dur <= h->t + h->dur;
-                                break;
-                            }
-                        }
-                        if (!inside) {
-                            continue;
-                        }
-                    }
-                    s = cmt_us(p, r->t) / 1e3;
-                    e = cmt_us(p, r->t + cmt_dur(r)) / 1e3;
-                    fprintf(f, "%.6f %d %.6f %.2f\n", (s + e) / 2, y, (e - s) / 2, half[b]);
-                    drawn[b]++;
-                }
+        memset(&bx, 0, sizeof(bx));
+        for (int b = 0; b < NBOXES; b++) {
+            bx.block[b] = open_memstream(&text[b], &len[b]);
+            if (bx.block[b] == NULL) {
+                cmt_die(1, "out of memory");
             }
-            fprintf(f, "%s", (b < 2) ? "\n\n" : "");
         }
-        if (fclose(f) != 0) {
-            cmt_die(1, "%s: write failed", dat);
-        }
-        f = fopen(gp, "w");
-        if (f == NULL) {
-            cmt_die(1, "%s: %s", gp, strerror(errno));
-        }
-        for (int t = 0; t < 2; t++) {
-            fprintf(f, "set terminal %s size %d,%d font 'sans,10'\nset output '%s-lock%" PRIu64
-                    ".%s'\nset termoption noenhanced\nset xlabel 'ms on rank 0 clock (the first "
-                    "event at 0)'\nset yrange [-1:%d]\nset style fill solid noborder\nset key "
-                    "outside right top\nset ytics (", t ? "svg dynamic" : "pngcairo",
-                    WIDTH_PX + 200, 160 + 40 * cmt_nprocs, base, top[l].lock, t ? "svg" : "png",
-                    cmt_nprocs);
-            for (int i = 0; i < cmt_nprocs; i++) {
-                fprintf(f, "%s'rank %d' %d", i ? ", " : "", cmt_procs[i].h.rank, cmt_nprocs - 1 - i);
-            }
-            fprintf(f, ")\nset title 'lock %" PRIu64 ": %.3f ms waited in all (%s, %d processes)'\nplot ",
-                    top[l].lock, (double)top[l].wait / 1e6, cmt_procs[0].h.protocol, cmt_nprocs);
-            plotted = 0;
-            for (int b = 0; b < 3; b++) {
-                if (drawn[b] == 0) {
+        for (int i = 0; i < cmt_nprocs; i++) {
+            const cmt_proc_t *p = &cmt_procs[i];
+            for (size_t k = 0; k < p->n; k++) {
+                const cm_trace_rec_t *r = &p->rec[k];
+                if ((r->kind != CM_TRACE_LOCK_WAIT && r->kind != CM_TRACE_LOCK_HOLD) ||
+                    r->obj != locks[l].lock) {
                     continue;
                 }
-                fprintf(f, "%s'%s' index %d using 1:2:3:4 with boxxyerror lc rgb '%s' title '%s'",
-                        plotted++ ? ", " : "", dat, b, colour[b], what[b]);
+                box(&bx, (r->kind == CM_TRACE_LOCK_WAIT) ? BOX_WAIT : BOX_HOLD, p, r);
+                if (r->kind == CM_TRACE_LOCK_HOLD) {
+                    cmt_hold_faults(p, k, fault_box, &bx);
+                }
             }
-            fputc('\n', f);
         }
-        if (fclose(f) != 0) {
-            cmt_die(1, "%s: write failed", gp);
+        snprintf(out, sizeof(out), "%s-lock%" PRIu64, base, locks[l].lock);
+        snprintf(dat, sizeof(dat), "%s.dat", out);
+        f = open_or_die(dat);
+        for (int b = 0; b < NBOXES; b++) {
+            fclose(bx.block[b]);
+            fprintf(f, "%s%s", text[b], (b < NBOXES - 1) ? "\n\n" : "");
+            free(text[b]);
         }
-        snprintf(cmd, sizeof(cmd), "gnuplot '%s'", gp);
-        if (system(cmd) != 0) {
-            cmt_die(1, "gnuplot %s failed (Debian: gnuplot-nox); the data is in %s", gp, dat);
-        }
+        close_or_die(f, dat);
+        snprintf(title, sizeof(title), "lock %" PRIu64 ": %.3f ms waited in all (%s, %d processes)",
+                 locks[l].lock, (double)locks[l].wait / 1e6, cmt_procs[0].h.protocol, cmt_nprocs);
+        draw(&(picture_t){.out = out, .title = title, .empty = "--locks: the lock has nothing to draw",
+                          .height = 160 + 40 * cmt_nprocs, .stride = 1, .mid = 0,
+                          .ymax = cmt_nprocs, .nblocks = NBOXES, .span_ms = 0,
+                          .name = box_name, .colour = box_colour, .drawn = bx.drawn},
+             dat);
     }
+    free(locks);
 }

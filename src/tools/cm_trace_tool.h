@@ -76,6 +76,26 @@ const cm_trace_rec_t *cmt_send_of(const cmt_proc_t *p, const cm_trace_rec_t *r);
  * ("main at water.c:368"), by addr2line (binutils) on its object; "0x..." where that cannot be
  * had (no addr2line, no debugging information, the object gone). */
 void cmt_symbol(const cmt_proc_t *p, uint64_t addr, char *buf, size_t len);
+/* realloc (p NULL: malloc) and calloc of n things of size bytes that die, saying so, where
+ * there is no memory or n * size overflows. Only cmt_zalloc's bytes are zeroed. */
+void *cmt_realloc(void *p, size_t n, size_t size);
+void *cmt_zalloc(size_t n, size_t size);
+
+/* The stretches of p's application thread between consecutive phase events: fn(arg, timer,
+ * from, to) with the innermost phase open over it (-1: none), times on p's clock in ns. */
+typedef void (*cmt_stretch_fn)(void *arg, int timer, uint64_t from, uint64_t to);
+void cmt_phase_walk(const cmt_proc_t *p, cmt_stretch_fn fn, void *arg);
+
+/* Each lock's acquires, time waited and held, and the page faults inside its holds, longest
+ * waited first (cm_trace_top.c); the array is the caller's to free. */
+typedef struct {
+    uint64_t lock, acquires, wait, hold, max_hold, faults, fault_ns;
+} cmt_lock_t;
+size_t cmt_locks(cmt_lock_t **rows);
+/* The page faults of the thread of hold record k of p taken inside that hold. */
+typedef void (*cmt_rec_fn)(void *arg, const cmt_proc_t *p, const cm_trace_rec_t *r);
+void cmt_hold_faults(const cmt_proc_t *p, size_t k, cmt_rec_fn fn, void *arg);
+
 /* --top's requests followed through their messages (cm_trace_split.c). */
 void cmt_top_splits(FILE *out);
 /* The terminal report (--top): the n largest of each table. */

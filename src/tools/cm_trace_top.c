@@ -15,38 +15,39 @@
 
 /* ---- where the time went ---------------------------------------------------------------- */
 
+/* One rank's time by phase: charged[timer], the last slot outside every phase. */
+typedef struct {
+    uint64_t charged[CM_STATS_NTIMERS + 1], first, last;
+} phase_sum_t;
+
+static void charge(void *arg, int timer, uint64_t from, uint64_t to)
+{
+    phase_sum_t *ps = arg;
+
+    if (ps->first == 0) {
+        ps->first = from;
+    }
+    ps->charged[timer < 0 ? CM_STATS_NTIMERS : timer] += to - from;
+    ps->last = to;
+}
+
 static void top_phases(FILE *out)
 {
     fprintf(out, "where each rank's application thread spent its time (statistics' phases, exclusive):\n");
     for (int i = 0; i < cmt_nprocs; i++) {
         const cmt_proc_t *p = &cmt_procs[i];
-        uint64_t charged[CM_STATS_NTIMERS + 1] = {0}; /* the last: outside any phase */
-        int stack[64], depth = 0;
-        uint64_t last = 0, first = 0, span;
+        phase_sum_t ps = {{0}, 0, 0};
+        uint64_t span;
 
-        for (size_t k = 0; k < p->n; k++) {
-            const cm_trace_rec_t *r = &p->rec[k];
-            if (r->tid != 0 || (r->kind != CM_TRACE_PHASE_BEGIN && r->kind != CM_TRACE_PHASE_END) ||
-                r->obj >= CM_STATS_NTIMERS) {
-                continue;
-            }
-            if (first == 0) {
-                first = last = r->t;
-            }
-            charged[depth ? stack[depth - 1] : CM_STATS_NTIMERS] += r->t - last;
-            last = r->t;
-            if (r->kind == CM_TRACE_PHASE_BEGIN && depth < 64) {
-                stack[depth++] = (int)r->obj;
-            } else if (r->kind == CM_TRACE_PHASE_END && depth > 0) {
-                depth--;
-            }
-        }
-        span = last - first;
+        cmt_phase_walk(p, charge, &ps);
+        span = ps.last - ps.first;
         fprintf(out, "  rank %d: %.3f ms traced; outside the protocol %.1f %%", p->h.rank,
-                (double)span / 1e6, span ? 100.0 * (double)charged[CM_STATS_NTIMERS] / (double)span : 0.0);
+                (double)span / 1e6,
+                span ? 100.0 * (double)ps.charged[CM_STATS_NTIMERS] / (double)span : 0.0);
         for (int t = 0; t < CM_STATS_NTIMERS; t++) {
-            if (span && charged[t] * 1000 >= span) { /* 0.1 % or more */
-                fprintf(out, ", %s %.1f %%", cmt_timer_names[t], 100.0 * (double)charged[t] / (double)span);
+            if (span && ps.charged[t] * 1000 >= span) { /* 0.1 % or more */
+                fprintf(out, ", %s %.1f %%", cmt_timer_names[t],
+                        100.0 * (double)ps.charged[t] / (double)span);
             }
         }
         fputc('\n', out);
@@ -55,17 +56,32 @@ static void top_phases(FILE *out)
 
 /* ---- locks -------------------------------------------------------------------------------- */
 
-typedef struct {
-    uint64_t lock, acquires, wait, hold, max_hold, faults, fault_ns;
-} lock_row_t;
+void cmt_hold_faults(const cmt_proc_t *p, size_t k, cmt_rec_fn fn, void *arg)
+{
+    const cm_trace_rec_t *h = &p->rec[k];
+
+    /* Recorded before the hold's own record (it is written at the release), after the grant:
+     * back from it until a record that ended before the grant. */
+    for (size_t j = k; j-- > 0;) {
+        const cm_trace_rec_t *q = &p->rec[j];
+        if (q->t + cmt_dur(q) < h->t && q->kind != CM_TRACE_PHASE_BEGIN &&
+            q->kind != CM_TRACE_PHASE_END) {
+            break;
+        }
+        if (q->tid == h->tid && q->t >= h->t &&
+            (q->kind == CM_TRACE_FAULT_READ || q->kind == CM_TRACE_FAULT_WRITE)) {
+            fn(arg, p, q);
+        }
+    }
+}
 
 static int cmp_wait(const void *a, const void *b)
 {
-    const lock_row_t *x = a, *y = b;
+    const cmt_lock_t *x = a, *y = b;
     return (x->wait < y->wait) ? 1 : (x->wait > y->wait) ? -1 : (x->lock > y->lock) - (x->lock < y->lock);
 }
 
-static lock_row_t *lock_row(lock_row_t **rows, size_t *n, size_t *cap, uint64_t lock)
+static cmt_lock_t *lock_row(cmt_lock_t **rows, size_t *n, size_t *cap, uint64_t lock)
 {
     for (size_t i = 0; i < *n; i++) {
         if ((*rows)[i].lock == lock) {
@@ -74,26 +90,32 @@ static lock_row_t *lock_row(lock_row_t **rows, size_t *n, size_t *cap, uint64_t 
     }
     if (*n == *cap) {
         *cap  = *cap ? 2 * *cap : 64;
-        *rows = realloc(*rows, *cap * sizeof(**rows));
-        if (*rows == NULL) {
-            cmt_die(1, "out of memory");
-        }
+        *rows = cmt_realloc(*rows, *cap, sizeof(**rows));
     }
     memset(&(*rows)[*n], 0, sizeof(**rows));
     (*rows)[*n].lock = lock;
     return &(*rows)[(*n)++];
 }
 
-static void top_locks(FILE *out, int top)
+static void count_fault(void *arg, const cmt_proc_t *p, const cm_trace_rec_t *q)
 {
-    lock_row_t *rows = NULL;
+    cmt_lock_t *row = arg;
+
+    (void)p;
+    row->faults++;
+    row->fault_ns += q->dur;
+}
+
+size_t cmt_locks(cmt_lock_t **rows_p)
+{
+    cmt_lock_t *rows = NULL;
     size_t n = 0, cap = 0;
 
     for (int i = 0; i < cmt_nprocs; i++) {
         const cmt_proc_t *p = &cmt_procs[i];
         for (size_t k = 0; k < p->n; k++) {
             const cm_trace_rec_t *r = &p->rec[k];
-            lock_row_t *row;
+            cmt_lock_t *row;
             if (r->kind != CM_TRACE_LOCK_WAIT && r->kind != CM_TRACE_LOCK_HOLD) {
                 continue;
             }
@@ -105,30 +127,29 @@ static void top_locks(FILE *out, int top)
             }
             row->hold += r->dur;
             row->max_hold = (r->dur > row->max_hold) ? r->dur : row->max_hold;
-            /* The page faults of this thread inside the hold: recorded before the hold's own
-             * record (it is written at the release), after the grant. */
-            for (size_t j = k; j-- > 0;) {
-                const cm_trace_rec_t *q = &p->rec[j];
-                if (q->t + cmt_dur(q) < r->t && q->kind != CM_TRACE_PHASE_BEGIN &&
-                    q->kind != CM_TRACE_PHASE_END) {
-                    break;
-                }
-                if (q->tid == r->tid && q->t >= r->t &&
-                    (q->kind == CM_TRACE_FAULT_READ || q->kind == CM_TRACE_FAULT_WRITE)) {
-                    row->faults++;
-                    row->fault_ns += q->dur;
-                }
-            }
+            cmt_hold_faults(p, k, count_fault, row);
         }
     }
+    if (n > 1) {
+        qsort(rows, n, sizeof(*rows), cmp_wait);
+    }
+    *rows_p = rows;
+    return n;
+}
+
+static void top_locks(FILE *out, int top)
+{
+    cmt_lock_t *rows;
+    size_t n = cmt_locks(&rows);
+
     if (n == 0) {
+        free(rows);
         return;
     }
-    qsort(rows, n, sizeof(*rows), cmp_wait);
     fprintf(out, "locks by time waited (of %zu locks):\n  %8s %10s %12s %10s %12s %10s %9s %12s\n", n,
             "lock", "acquires", "wait ms", "wait us/acq", "hold ms", "max hold us", "faults in", "their ms");
     for (size_t i = 0; i < n && (int)i < top; i++) {
-        const lock_row_t *l = &rows[i];
+        const cmt_lock_t *l = &rows[i];
         fprintf(out, "  %8" PRIu64 " %10" PRIu64 " %12.3f %10.2f %12.3f %10.2f %9" PRIu64 " %12.3f\n",
                 l->lock, l->acquires, (double)l->wait / 1e6,
                 (double)l->wait / (double)(l->acquires ? l->acquires : 1) / 1e3, (double)l->hold / 1e6,
@@ -189,10 +210,7 @@ static void top_pages(FILE *out, int top)
             if (r->kind == CM_TRACE_FAULT_READ || r->kind == CM_TRACE_FAULT_WRITE || r->kind == CM_TRACE_FETCH) {
                 if (nk == cap) {
                     cap  = cap ? 2 * cap : 1024;
-                    keys = realloc(keys, cap * sizeof(*keys));
-                    if (keys == NULL) {
-                        cmt_die(1, "out of memory");
-                    }
+                    keys = cmt_realloc(keys, cap, sizeof(*keys));
                 }
                 keys[nk++] = r->obj;
             }
@@ -203,10 +221,7 @@ static void top_pages(FILE *out, int top)
         return;
     }
     qsort(keys, nk, sizeof(*keys), cmp_u64);
-    rows = calloc(nk, sizeof(*rows));
-    if (rows == NULL) {
-        cmt_die(1, "out of memory");
-    }
+    rows = cmt_zalloc(nk, sizeof(*rows));
     for (size_t i = 0; i < nk; i++) {
         if (i == 0 || keys[i] != keys[i - 1]) {
             rows[nrows++].page = keys[i];
