@@ -27,6 +27,9 @@ use_shm
 expect_ok "$CMRUN" -n 2 "$MP/mp_litmus" mp --iters 5
 [ -z "$(find "$tmp" -name '*.cmtrace')" ] || fail "a job without CM_TRACE wrote $(find "$tmp" -name '*.cmtrace')"
 
+# got KIND: how many events of KIND ("X read fault") trace_check counted in $out, 0 if none.
+got() { printf '%s\n' "$out" | awk -v k="$1" '$0 ~ "^"k" [0-9]+$" {print $NF; f=1} END {if (!f) print 0}'; }
+
 # traced NAME NPROCS [VAR=VALUE ...]: the litmus cases traced to $tmp/NAME, the trace
 # checked against the format's rules and the job's statistics.
 traced() {
@@ -46,7 +49,6 @@ traced() {
     [ "$rc" = 0 ] || fail "$name: cm_trace --json --csv: exit status $rc"
     run 60 "$CHECK" "$tmp/$name.trace.json" "$np"
     [ "$rc" = 0 ] || fail "$name: the JSON breaks the trace-event format's rules"
-    got() { printf '%s\n' "$out" | awk -v k="$1" '$0 ~ "^"k" [0-9]+$" {print $NF; f=1} END {if (!f) print 0}'; }
     rf=$(got "X read fault") wf=$(got "X write fault") bar=$(got "X barrier")
     lw=$(got "X lock wait") lh=$(got "X lock hold")
     [ "$rf" = "$(stats_total read_faults "$tmp/$name.json")" ] ||

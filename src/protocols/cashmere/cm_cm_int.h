@@ -170,10 +170,6 @@ extern const cm_write_ops_t cm_write_offload_ops;
 cm_status_t cm_cm_select(cm_variant_t v, const cm_fill_ops_t **f, const cm_write_ops_t **w,
                          const cm_merge_ops_t **m);
 /* Which required ops a set of mechanisms lacks, in words; NULL: none. */
-/* A page copied from home into this process (pages_fetched), and for CM_TRACE the copy: from
- * t0 (0: an instant, the copy's wait being part of something larger). */
-static inline void cm_cm_fetched(uint64_t p, int home, uint64_t t0);
-
 static inline const char *cm_cm_ops_missing(const cm_fill_ops_t *f, const cm_write_ops_t *w,
                                             const cm_merge_ops_t *m)
 {
@@ -369,6 +365,8 @@ cm_status_t cm_cm_join(uint64_t p, bool write);
 /* The local part of a directory update's effects on page p: self-notice, unsafe list. */
 cm_status_t cm_cm_effects(uint64_t p, const cm_dir_entry_t *e, const cm_dir_effects_t *fx);
 
+/* A page copied from home into this process (pages_fetched), and for CM_TRACE the copy: from
+ * t0 (0: an instant, the copy's wait being part of something larger). */
 static inline void cm_cm_fetched(uint64_t p, int home, uint64_t t0)
 {
     cm_cm.st.pages_fetched++;
