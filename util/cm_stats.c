@@ -11,21 +11,6 @@ __thread uint64_t *cm_stats_phase_acc __attribute__((tls_model("initial-exec")))
 __thread uint64_t cm_stats_phase_t0 __attribute__((tls_model("initial-exec")));
 cm_stats_t *cm_stats_phase_stats;
 
-void cm_stats_phase_trace(uint64_t *acc, bool enter, uint64_t now)
-{
-    uint64_t base = (uint64_t)(uintptr_t)cm_stats_phase_stats, a = (uint64_t)(uintptr_t)acc;
-    uint64_t timer;
-
-    /* A phase outside the protocol's statistics (or none) has no name: not recorded. */
-    if (acc == NULL || cm_stats_phase_stats == NULL || a < base ||
-        a >= base + CM_STATS_NTIMERS * sizeof(uint64_t)) {
-        return;
-    }
-    timer = (a - base) / sizeof(uint64_t);
-    cm_trace_emit(enter ? CM_TRACE_PHASE_BEGIN : CM_TRACE_PHASE_END, now, 0, timer, -1,
-                  0, 0);
-}
-
 void cm_stats_total(const cm_stats_t *per_proc, int nprocs, cm_stats_t *total)
 {
     memset(total, 0, sizeof(*total));

@@ -157,7 +157,19 @@ extern __thread uint64_t cm_stats_phase_t0 __attribute__((tls_model("initial-exe
 /* The event trace (CM_TRACE) records each phase entered and left, named by its timer's place
  * in the process's statistics: the protocol's, set by its init (cm_stats_phase_base). */
 extern cm_stats_t *cm_stats_phase_stats;
-void cm_stats_phase_trace(uint64_t *acc, bool enter, uint64_t now);
+
+static inline void cm_stats_phase_trace(uint64_t *acc, bool enter, uint64_t now)
+{
+    uint64_t base = (uint64_t)(uintptr_t)cm_stats_phase_stats, a = (uint64_t)(uintptr_t)acc;
+
+    /* A phase outside the protocol's statistics (or none) has no name: not recorded. */
+    if (acc == NULL || cm_stats_phase_stats == NULL || a < base ||
+        a >= base + CM_STATS_NTIMERS * sizeof(uint64_t)) {
+        return;
+    }
+    cm_trace_emit(enter ? CM_TRACE_PHASE_BEGIN : CM_TRACE_PHASE_END, now, 0,
+                  (a - base) / sizeof(uint64_t), -1, 0, 0);
+}
 
 static inline void cm_stats_phase_base(cm_stats_t *st)
 {

@@ -21,13 +21,8 @@
 
 #define CM_TRACE_MAX_THREADS 16
 
-typedef struct {
-    cm_trace_rec_t *rec;
-    size_t          used;
-    uint16_t        tid;
-} cm_trace_buf_t;
-
 int cm_trace_on;
+__thread cm_trace_buf_t *cm_trace_mine __attribute__((tls_model("initial-exec")));
 
 static struct {
     int             fd;
@@ -39,8 +34,6 @@ static struct {
     bool            full_warned;
     bool            write_failed;
 } cm_tr = {.fd = -1, .mutex = PTHREAD_MUTEX_INITIALIZER};
-
-static __thread cm_trace_buf_t *cm_tr_mine;
 
 /* All of len bytes to the file; a failure is said once and ends the trace (not the job). */
 static void cm_trace_write(const void *data, size_t len)
@@ -192,6 +185,10 @@ static cm_trace_buf_t *cm_trace_buf_new(void)
         cm_trace_on = 0;
         goto out;
     }
+    /* Touched now, not record by record: each page first written in the parallel section
+     * would cost a page fault there (640 for the default buffer). */
+    memset(b->rec, 0, cm_tr.cap * sizeof(*b->rec));
+    b->cap                  = cm_tr.cap;
     b->tid                  = (uint16_t)cm_tr.nbufs;
     cm_tr.bufs[cm_tr.nbufs++] = b;
 out:
@@ -199,32 +196,24 @@ out:
     return b;
 }
 
-void cm_trace_emit(cm_trace_kind_t kind, uint64_t t, uint64_t dur, uint64_t obj, int peer,
-                   uint32_t bytes, uint32_t seq)
+/* The record path's slow half: a thread's first event, or its buffer full. */
+void cm_trace_emit_slow(cm_trace_kind_t kind, uint64_t t, uint64_t dur, uint64_t obj, int peer,
+                        uint32_t bytes, uint32_t seq)
 {
-    cm_trace_buf_t *b = cm_tr_mine;
-    cm_trace_rec_t *r;
+    cm_trace_buf_t *b = cm_trace_mine;
 
     if (b == NULL) {
-        b = cm_tr_mine = cm_trace_buf_new();
+        b = cm_trace_mine = cm_trace_buf_new();
         if (b == NULL) {
             return;
         }
     }
-    if (b->used == cm_tr.cap) {
+    if (b->used == b->cap) {
         pthread_mutex_lock(&cm_tr.mutex);
         cm_trace_spill(b);
         pthread_mutex_unlock(&cm_tr.mutex);
     }
-    r        = &b->rec[b->used++];
-    r->t     = t;
-    r->dur   = dur;
-    r->obj   = obj;
-    r->bytes = bytes;
-    r->seq   = seq;
-    r->peer  = peer;
-    r->kind  = (uint16_t)kind;
-    r->tid   = b->tid;
+    cm_trace_emit(kind, t, dur, obj, peer, bytes, seq);
 }
 
 void cm_trace_close(bool failed)

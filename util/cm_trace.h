@@ -88,8 +88,40 @@ cm_status_t cm_trace_open(const char *prefix, int rank, int nprocs, size_t buffe
  * (the buffers are written all the same, without locks that a crashed thread may hold). */
 void cm_trace_close(bool failed);
 
-void cm_trace_emit(cm_trace_kind_t kind, uint64_t t, uint64_t dur, uint64_t obj, int peer,
-                   uint32_t bytes, uint32_t seq);
+/* A thread's buffer. The record path is inline, through an initial-exec thread pointer: at a
+ * few events per page fault, a call through the PLT and __tls_get_addr per event were most of
+ * its cost. */
+typedef struct {
+    cm_trace_rec_t *rec;
+    size_t          used;
+    size_t          cap;
+    uint16_t        tid;
+} cm_trace_buf_t;
+extern __thread cm_trace_buf_t *cm_trace_mine __attribute__((tls_model("initial-exec")));
+
+void cm_trace_emit_slow(cm_trace_kind_t kind, uint64_t t, uint64_t dur, uint64_t obj, int peer,
+                        uint32_t bytes, uint32_t seq);
+
+static inline void cm_trace_emit(cm_trace_kind_t kind, uint64_t t, uint64_t dur, uint64_t obj,
+                                 int peer, uint32_t bytes, uint32_t seq)
+{
+    cm_trace_buf_t *b = cm_trace_mine;
+    cm_trace_rec_t *r;
+
+    if (__builtin_expect(b == NULL || b->used == b->cap, 0)) {
+        cm_trace_emit_slow(kind, t, dur, obj, peer, bytes, seq);
+        return;
+    }
+    r        = &b->rec[b->used++];
+    r->t     = t;
+    r->dur   = dur;
+    r->obj   = obj;
+    r->bytes = bytes;
+    r->seq   = seq;
+    r->peer  = peer;
+    r->kind  = (uint16_t)kind;
+    r->tid   = b->tid;
+}
 /* A TICKS record: the trace's clock and CLOCK_MONOTONIC read together. */
 void cm_trace_ticks(void);
 
