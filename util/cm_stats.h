@@ -200,12 +200,14 @@ static inline uint64_t *cm_stats_phase_enter(uint64_t *acc)
 
 static inline void cm_stats_phase_leave(uint64_t *outer)
 {
-    uint64_t now = cm_ticks();
+    uint64_t now = cm_ticks(), *acc = cm_stats_phase_acc;
 
-    if (__builtin_expect(cm_trace_on, 0)) {
-        cm_stats_phase_trace(cm_stats_phase_acc, false, now);
-    }
+    /* Charged before the record: writing the trace's buffer out (a phase of its own) moves
+     * the phase's start past now, which charged after would make negative. */
     cm_stats_phase_charge(now);
+    if (__builtin_expect(cm_trace_on, 0)) {
+        cm_stats_phase_trace(acc, false, now);
+    }
     cm_stats_phase_acc = outer;
 }
 
