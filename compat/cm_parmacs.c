@@ -18,6 +18,7 @@
 #include "src/access/cm_hooks_api.h"
 #include "src/runtime/cm_preinit.h"
 #include "util/cm_log.h"
+#include "util/cm_trace.h"
 #include "src/access/cm_replica_heap.h"
 #include "src/runtime/cm_region.h"
 
@@ -288,6 +289,11 @@ int cm_parmacs_lock_new(void)
     if (id >= cm_compat_user_locks()) {
         cm_fatal(1, "PARMACS: the program initializes more than %u locks (raise CM_LOCKS)",
                  cm_compat_user_locks());
+    }
+    /* The trace names the lock by this call (LOCKINIT, ALOCKINIT's loop) in the program. */
+    if (__builtin_expect(cm_trace_on, 0)) {
+        cm_trace_emit(CM_TRACE_LOCK_NEW, cm_trace_now(),
+                      (uint64_t)(uintptr_t)__builtin_return_address(0), id, -1, 0, 0);
     }
     return (int)id;
 }

@@ -373,7 +373,10 @@ cm_status_t cm_dir_update_seen(cm_dir_t *dir, uint64_t page, cm_dir_op_t op,
         status = cm_dir_mcs_update(dir, page, op, held, arg, after, fx);
         break;
     }
-    cm_trace_end(CM_TRACE_DIR_UPDATE, t0, page, cm_dir_home_of(dir, page), 0);
+    if (__builtin_expect(cm_trace_on, 0) && t0 != 0) { /* the operation too: 1 + op */
+        cm_trace_emit(CM_TRACE_DIR_UPDATE, t0, cm_trace_now() - t0, page,
+                      (int)cm_dir_home_of(dir, page), 0, 1 + (uint32_t)op);
+    }
     return status;
 }
 

@@ -27,7 +27,7 @@
     _(FAULT_READ,   "read fault",   "obj: page; the whole fault") \
     _(FAULT_WRITE,  "write fault",  "obj: page; the whole fault") \
     _(FETCH,        "page fetch",   "obj: page, peer: its home, bytes: bytes got") \
-    _(DIR_UPDATE,   "directory",    "obj: page, peer: the directory word's process") \
+    _(DIR_UPDATE,   "directory",    "obj: page, peer: the directory word's process, seq: 1 join, 2 write (the first since joining), 3 leave") \
     _(NOTICE_POST,  "notice",       "obj: page, peer: the process told") \
     _(DRAIN,        "drain",        "bytes: notices drained, peer: from whom (-1: a ring of all)") \
     _(LOCK_WAIT,    "lock wait",    "obj: lock; from the request to the grant") \
@@ -39,7 +39,8 @@
     _(MSG_QUEUE,    "queued",       "obj, peer (the sender), bytes, seq as sent: from arrival to its handler's start") \
     _(MSG_SERVE,    "serve",        "obj, peer (the sender), bytes, seq as sent: the handler") \
     _(PHASE_BEGIN,  "phase begin",  "obj: the statistics timer entered (CM_STATS_TIMERS' order)") \
-    _(PHASE_END,    "phase end",    "obj: the timer left; the enclosing phase resumes")
+    _(PHASE_END,    "phase end",    "obj: the timer left; the enclosing phase resumes") \
+    _(LOCK_NEW,     "lock init",    "obj: the lock, dur: the initializing call's address (PARMACS LOCKINIT, ALOCKINIT)")
 
 typedef enum {
 #define CM_TRACE_ENUM_(n, name, doc) CM_TRACE_##n,

@@ -149,6 +149,12 @@ static void json_event(FILE *out, const cmt_proc_t *p, const cm_trace_rec_t *r, 
                 "\"}}", sep, cmt_us(p, r->t), p->h.rank, r->tid, r->obj, r->bytes,
                 r->obj / (p->h.page_size ? p->h.page_size : 4096), r->dur);
         break;
+    case CM_TRACE_LOCK_NEW:
+        fprintf(out, "%s{\"name\":\"lock init\",\"cat\":\"lock\",\"ph\":\"i\",\"s\":\"p\","
+                "\"ts\":%.3f,\"pid\":%d,\"tid\":%u,\"args\":{\"lock\":%" PRIu64 ","
+                "\"caller\":\"0x%" PRIx64 "\"}}", sep, cmt_us(p, r->t), p->h.rank, r->tid, r->obj,
+                r->dur);
+        break;
     default:
         fprintf(out, "%s{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,"
                 "\"dur\":%.3f,\"pid\":%d,\"tid\":%u,\"args\":{\"%s\":%" PRIu64, sep,
@@ -160,7 +166,10 @@ static void json_event(FILE *out, const cmt_proc_t *p, const cm_trace_rec_t *r, 
         if (r->bytes != 0) {
             fprintf(out, ",\"bytes\":%" PRIu32, r->bytes);
         }
-        if (r->seq != 0) {
+        if (r->kind == CM_TRACE_DIR_UPDATE && r->seq >= 1 && r->seq <= 3) {
+            static const char *const op[] = {"join", "write", "leave"};
+            fprintf(out, ",\"op\":\"%s\"", op[r->seq - 1]);
+        } else if (r->seq != 0) {
             fprintf(out, ",\"seq\":%" PRIu32, r->seq);
         }
         fputs("}}", out);

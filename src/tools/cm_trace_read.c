@@ -69,6 +69,9 @@ void *cmt_zalloc(size_t n, size_t size)
     return q;
 }
 
+const char *const cmt_lane_name[NLANES] = {"compute", "fault", "lock", "barrier", "acquire/release",
+                                            "serve"};
+
 void cmt_phase_walk(const cmt_proc_t *p, cmt_stretch_fn fn, void *arg)
 {
     int stack[64], depth = 0;
@@ -144,7 +147,7 @@ static void cmt_to_ns(cmt_proc_t *p)
                 continue; /* in ns already, or the pairs themselves */
             }
             r->t = cmt_clamp(ns0 + ((double)r->t - t0) * slope);
-            if (r->kind != CM_TRACE_ALLOC) {
+            if (r->kind != CM_TRACE_ALLOC && r->kind != CM_TRACE_LOCK_NEW) { /* an address */
                 r->dur = cmt_clamp((double)r->dur * slope);
             }
         }
@@ -316,6 +319,10 @@ void cmt_symbol(const cmt_proc_t *p, uint64_t addr, char *buf, size_t len)
     if (fgets(fn, sizeof(fn), f) != NULL && fgets(at, sizeof(at), f) != NULL) {
         fn[strcspn(fn, "\n")] = '\0';
         at[strcspn(at, "\n")] = '\0';
+        char *d = strstr(at, " (discriminator "); /* which of a line's blocks: noise here */
+        if (d != NULL) {
+            *d = '\0';
+        }
         if (strcmp(fn, "??") != 0) {
             snprintf(buf, len, "%s at %s", fn, at);
         }

@@ -106,31 +106,8 @@ static void no_quote(const char *opt, const char *base)
 
 /* ---- each rank's lanes -------------------------------------------------------------------- */
 
-enum { LANE_COMPUTE, LANE_FAULT, LANE_LOCK, LANE_BARRIER, LANE_SYNC, LANE_SERVE, NLANES };
-
-static const char *const lane_name[NLANES] = {"compute", "fault", "lock", "barrier",
-                                              "acquire/release", "serve"};
 static const char *const lane_colour[NLANES] = {"#b0b0b0", "#d62728", "#ff7f0e", "#1f77b4",
                                                 "#2ca02c", "#9467bd"};
-
-static int lane_of(int timer)
-{
-    switch (timer) {
-    case -1:
-        return LANE_COMPUTE;
-    case CM_STATS_T_fault_ns: case CM_STATS_T_page_copy_ns: case CM_STATS_T_data_wait_ns:
-    case CM_STATS_T_line_fill_ns:
-        return LANE_FAULT;
-    case CM_STATS_T_lock_wait_ns:
-        return LANE_LOCK;
-    case CM_STATS_T_barrier_ns:
-        return LANE_BARRIER;
-    case CM_STATS_T_handler_ns:
-        return LANE_SERVE;
-    default:
-        return LANE_SYNC;
-    }
-}
 
 /* One rank's lanes being written, a block per lane: each lane's open stretch grows while the
  * next starts within res of its end. */
@@ -155,7 +132,7 @@ static void lane_flush(lanes_t *l, int lane)
 static void lane_put(void *arg, int timer, uint64_t from, uint64_t to)
 {
     lanes_t *l = arg;
-    int lane = lane_of(timer);
+    int lane = cmt_lane_of(timer);
     double s = cmt_us(l->p, from) / 1e3, e = cmt_us(l->p, to) / 1e3;
 
     if (e <= s) {
@@ -210,7 +187,7 @@ void cmt_timeline(const char *base)
     f = open_or_die(dat);
     for (int lane = 0; lane < NLANES; lane++) {
         fclose(l.block[lane]);
-        fprintf(f, "# %s\n%s%s", lane_name[lane], text[lane], (lane < NLANES - 1) ? "\n\n" : "");
+        fprintf(f, "# %s\n%s%s", cmt_lane_name[lane], text[lane], (lane < NLANES - 1) ? "\n\n" : "");
         free(text[lane]);
     }
     close_or_die(f, dat);
@@ -219,7 +196,7 @@ void cmt_timeline(const char *base)
     draw(&(picture_t){.out = base, .title = title, .empty = "--timeline: the trace has no phases to draw",
                       .height = 120 + 18 * cmt_nprocs * (NLANES + 1), .stride = NLANES + 1,
                       .mid = NLANES / 2, .ymax = cmt_nprocs * (NLANES + 1) - 1, .nblocks = NLANES,
-                      .span_ms = span_ms, .name = lane_name, .colour = lane_colour,
+                      .span_ms = span_ms, .name = cmt_lane_name, .colour = lane_colour,
                       .drawn = l.drawn},
          dat);
 }
@@ -254,7 +231,7 @@ static void fault_box(void *arg, const cmt_proc_t *p, const cm_trace_rec_t *r)
 
 void cmt_lock_timeline(const char *base, int nlocks)
 {
-    char out[4200], dat[4300], title[200], *text[NBOXES];
+    char out[4200], dat[4300], title[900], where[700], *text[NBOXES];
     size_t len[NBOXES];
     cmt_lock_t *locks;
     size_t n;
@@ -298,8 +275,13 @@ void cmt_lock_timeline(const char *base, int nlocks)
             free(text[b]);
         }
         close_or_die(f, dat);
-        snprintf(title, sizeof(title), "lock %" PRIu64 ": %.3f ms waited in all (%s, %d processes)",
-                 locks[l].lock, (double)locks[l].wait / 1e6, cmt_procs[0].h.protocol, cmt_nprocs);
+        cmt_lock_name(locks[l].lock, where, sizeof(where));
+        for (char *q = where; *q; q++) {
+            *q = (*q == '\'') ? '"' : *q; /* inside gnuplot's quotes */
+        }
+        snprintf(title, sizeof(title), "lock %" PRIu64 "%s%s: %.3f ms waited in all (%s, %d processes)",
+                 locks[l].lock, where[0] ? " " : "", where, (double)locks[l].wait / 1e6,
+                 cmt_procs[0].h.protocol, cmt_nprocs);
         draw(&(picture_t){.out = out, .title = title, .empty = "--locks: the lock has nothing to draw",
                           .height = 160 + 40 * cmt_nprocs, .stride = 1, .mid = 0,
                           .ymax = cmt_nprocs, .nblocks = NBOXES, .span_ms = 0,

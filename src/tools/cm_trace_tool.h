@@ -47,8 +47,8 @@ static inline bool cmt_is_meta(const cm_trace_rec_t *r)
  * an allocation's caller). */
 static inline uint64_t cmt_dur(const cm_trace_rec_t *r)
 {
-    return (r->kind == CM_TRACE_CLOCK || r->kind == CM_TRACE_ALLOC || r->kind == CM_TRACE_TICKS) ? 0
-                                                                                            : r->dur;
+    return (r->kind == CM_TRACE_CLOCK || r->kind == CM_TRACE_ALLOC || r->kind == CM_TRACE_TICKS ||
+            r->kind == CM_TRACE_LOCK_NEW) ? 0 : r->dur;
 }
 
 extern cmt_proc_t *cmt_procs; /* by rank */
@@ -86,16 +86,44 @@ void *cmt_zalloc(size_t n, size_t size);
 typedef void (*cmt_stretch_fn)(void *arg, int timer, uint64_t from, uint64_t to);
 void cmt_phase_walk(const cmt_proc_t *p, cmt_stretch_fn fn, void *arg);
 
+/* The lanes a rank's time is drawn and summed in (--timeline, the barriers of --top): each
+ * statistics timer's, -1 (no phase) computing. */
+enum { LANE_COMPUTE, LANE_FAULT, LANE_LOCK, LANE_BARRIER, LANE_SYNC, LANE_SERVE, NLANES };
+extern const char *const cmt_lane_name[NLANES];
+
+static inline int cmt_lane_of(int timer)
+{
+    switch (timer) {
+    case -1:
+        return LANE_COMPUTE;
+    case CM_STATS_T_fault_ns: case CM_STATS_T_page_copy_ns: case CM_STATS_T_data_wait_ns:
+    case CM_STATS_T_line_fill_ns:
+        return LANE_FAULT;
+    case CM_STATS_T_lock_wait_ns:
+        return LANE_LOCK;
+    case CM_STATS_T_barrier_ns:
+        return LANE_BARRIER;
+    case CM_STATS_T_handler_ns:
+        return LANE_SERVE;
+    default:
+        return LANE_SYNC;
+    }
+}
+
 /* Each lock's acquires, time waited and held, and the page faults inside its holds, longest
  * waited first (cm_trace_top.c); the array is the caller's to free. */
 typedef struct {
     uint64_t lock, acquires, wait, hold, max_hold, faults, fault_ns;
 } cmt_lock_t;
 size_t cmt_locks(cmt_lock_t **rows);
+/* "from FUNCTION at FILE:LINE [INDEX]": the program's call that initialized lock; "" if none. */
+void cmt_lock_name(uint64_t lock, char *buf, size_t len);
 /* The page faults of the thread of hold record k of p taken inside that hold. */
 typedef void (*cmt_rec_fn)(void *arg, const cmt_proc_t *p, const cm_trace_rec_t *r);
 void cmt_hold_faults(const cmt_proc_t *p, size_t k, cmt_rec_fn fn, void *arg);
 
+/* --top's barriers: what their time is made of (cm_trace_barrier.c). */
+void cmt_top_barriers(FILE *out, int top);
 /* --top's requests followed through their messages (cm_trace_split.c). */
 void cmt_top_splits(FILE *out);
 /* The terminal report (--top): the n largest of each table. */

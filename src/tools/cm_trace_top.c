@@ -137,6 +137,43 @@ size_t cmt_locks(cmt_lock_t **rows_p)
     return n;
 }
 
+/* Where lock was made: the program's call that initialized it (PARMACS LOCKINIT; of a loop's
+ * locks, ALOCKINIT's, the index among those of the same call), as the first rank that traced it
+ * says; "" where none did (a lock of the cm.h interface is the number the program chose). */
+void cmt_lock_name(uint64_t lock, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < cmt_nprocs; i++) {
+        const cmt_proc_t *p = &cmt_procs[i];
+        const cm_trace_rec_t *made = NULL;
+        uint64_t index = 0, same = 0;
+        for (size_t k = 0; k < p->n; k++) {
+            const cm_trace_rec_t *r = &p->rec[k];
+            if (r->kind == CM_TRACE_LOCK_NEW && r->obj == lock && made == NULL) {
+                made = r;
+            }
+        }
+        if (made == NULL) {
+            continue;
+        }
+        for (size_t k = 0; k < p->n; k++) {
+            const cm_trace_rec_t *r = &p->rec[k];
+            if (r->kind == CM_TRACE_LOCK_NEW && r->dur == made->dur) {
+                same++;
+                index += (r->obj < lock);
+            }
+        }
+        char who[600];
+        cmt_symbol(p, made->dur, who, sizeof(who));
+        if (same > 1) {
+            snprintf(buf, len, "from %s [%" PRIu64 "]", who, index);
+        } else {
+            snprintf(buf, len, "from %s", who);
+        }
+        return;
+    }
+}
+
 static void top_locks(FILE *out, int top)
 {
     cmt_lock_t *rows;
@@ -150,10 +187,12 @@ static void top_locks(FILE *out, int top)
             "lock", "acquires", "wait ms", "wait us/acq", "hold ms", "max hold us", "faults in", "their ms");
     for (size_t i = 0; i < n && (int)i < top; i++) {
         const cmt_lock_t *l = &rows[i];
-        fprintf(out, "  %8" PRIu64 " %10" PRIu64 " %12.3f %10.2f %12.3f %10.2f %9" PRIu64 " %12.3f\n",
+        char where[700];
+        cmt_lock_name(l->lock, where, sizeof(where));
+        fprintf(out, "  %8" PRIu64 " %10" PRIu64 " %12.3f %10.2f %12.3f %10.2f %9" PRIu64 " %12.3f  %s\n",
                 l->lock, l->acquires, (double)l->wait / 1e6,
                 (double)l->wait / (double)(l->acquires ? l->acquires : 1) / 1e3, (double)l->hold / 1e6,
-                (double)l->max_hold / 1e3, l->faults, (double)l->fault_ns / 1e6);
+                (double)l->max_hold / 1e3, l->faults, (double)l->fault_ns / 1e6, where);
     }
     free(rows);
 }
@@ -177,25 +216,163 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Where page p lies: the allocation (by any rank) that holds its first byte. */
-static void page_owner(uint64_t p, char *buf, size_t len)
+/* The job's allocations, each once (every process traces those made before CREATE), by
+ * offset; the rank whose trace named it first. */
+typedef struct {
+    uint64_t off, bytes, caller, faults, fetches, pages, shared_pages;
+    const cmt_proc_t *p;
+} alloc_row_t;
+
+static alloc_row_t *allocs;
+static size_t nallocs;
+
+static int cmp_alloc(const void *a, const void *b)
 {
+    const alloc_row_t *x = a, *y = b;
+    return (x->off > y->off) - (x->off < y->off) ?: (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+static void collect_allocs(void)
+{
+    size_t cap = 0, n = 0;
+
+    free(allocs); /* a report before (the fuzzer's) */
+    allocs  = NULL;
+    nallocs = 0;
     for (int i = 0; i < cmt_nprocs; i++) {
-        const cmt_proc_t *pr = &cmt_procs[i];
-        for (size_t k = 0; k < pr->n; k++) {
-            const cm_trace_rec_t *r = &pr->rec[k];
-            uint64_t at = p * pr->h.page_size;
-            if (r->kind == CM_TRACE_ALLOC && at + pr->h.page_size > r->obj && at < r->obj + r->bytes) {
-                char who[600];
-                cmt_symbol(pr, r->dur, who, sizeof(who));
-                snprintf(buf, len, "block of %" PRIu32 " bytes at +0x%" PRIx64 ", offset %+" PRId64
-                         ", from %s (rank %d)", r->bytes, r->obj, (int64_t)at - (int64_t)r->obj,
-                         who, pr->h.rank);
-                return;
+        for (size_t k = 0; k < cmt_procs[i].n; k++) {
+            const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
+            if (r->kind != CM_TRACE_ALLOC || r->bytes == 0) {
+                continue;
             }
+            if (nallocs == cap) {
+                cap    = cap ? 2 * cap : 256;
+                allocs = cmt_realloc(allocs, cap, sizeof(*allocs));
+            }
+            allocs[nallocs++] = (alloc_row_t){.off = r->obj, .bytes = r->bytes, .caller = r->dur,
+                                              .p = &cmt_procs[i]};
         }
     }
-    snprintf(buf, len, "no allocation traced");
+    if (nallocs > 1) {
+        qsort(allocs, nallocs, sizeof(*allocs), cmp_alloc); /* stable enough: ranks alike */
+    }
+    for (size_t i = 0; i < nallocs; i++) {
+        if (n == 0 || allocs[i].off != allocs[n - 1].off || allocs[i].bytes != allocs[n - 1].bytes) {
+            allocs[n++] = allocs[i];
+        }
+    }
+    nallocs = n;
+}
+
+/* The first allocation that page p (of size ps) overlaps, by binary search: those before it
+ * end below the page unless they are larger than the gap (scanned back a little). */
+static size_t first_alloc_in(uint64_t p, uint64_t ps)
+{
+    uint64_t at = p * ps;
+    size_t lo = 0, hi = nallocs;
+
+    while (lo < hi) { /* the first allocation starting at or after the page's end */
+        size_t mid = lo + (hi - lo) / 2;
+        if (allocs[mid].off < at + ps) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    while (lo > 0 && allocs[lo - 1].off + allocs[lo - 1].bytes > at) {
+        lo--;
+    }
+    while (lo < nallocs && allocs[lo].off + allocs[lo].bytes <= at) {
+        lo++;
+    }
+    return lo;
+}
+
+static bool alloc_in(size_t i, uint64_t p, uint64_t ps)
+{
+    return i < nallocs && allocs[i].off < (p + 1) * ps && allocs[i].off + allocs[i].bytes > p * ps;
+}
+
+static void alloc_name(const alloc_row_t *a, char *buf, size_t len)
+{
+    char who[600];
+
+    cmt_symbol(a->p, a->caller, who, sizeof(who));
+    snprintf(buf, len, "block of %" PRIu64 " bytes at +0x%" PRIx64 " from %s", a->bytes, a->off,
+             who);
+}
+
+/* Where page p lies: the allocations it holds, the first with the page's offset in it. */
+static void page_owner(uint64_t p, uint64_t ps, char *buf, size_t len)
+{
+    size_t i = first_alloc_in(p, ps), more = 0;
+    char name[700];
+
+    if (!alloc_in(i, p, ps)) {
+        snprintf(buf, len, "no allocation traced");
+        return;
+    }
+    alloc_name(&allocs[i], name, sizeof(name));
+    snprintf(buf, len, "%s, offset %+" PRId64, name, (int64_t)(p * ps) - (int64_t)allocs[i].off);
+    while (alloc_in(i + 1 + more, p, ps)) {
+        more++;
+    }
+    if (more > 0) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, ", and %zu more block%s", more, more > 1 ? "s" : "");
+    }
+}
+
+static int cmp_shared(const void *a, const void *b)
+{
+    const alloc_row_t *x = a, *y = b;
+    uint64_t u = x->faults + x->fetches, v = y->faults + y->fetches;
+    return (u < v) ? 1 : (u > v) ? -1 : (x->off > y->off) - (x->off < y->off);
+}
+
+/* The pages that more than one rank wrote, summed, and by the allocations they hold: where
+ * the writers share a page but not the data (each writes its own part, as LU's non-contiguous
+ * blocks), the sharing is false, and the allocation is what to pad or lay out again. */
+static void top_shared(FILE *out, const page_row_t *rows, size_t nrows, uint64_t ps, int top)
+{
+    uint64_t f = 0, g = 0, sf = 0, sg = 0, spages = 0;
+    size_t nshown = 0;
+
+    for (size_t i = 0; i < nrows; i++) {
+        bool shared = __builtin_popcountll(rows[i].writers) > 1;
+        f += rows[i].faults;
+        g += rows[i].fetches;
+        if (!shared) {
+            continue;
+        }
+        spages++;
+        sf += rows[i].faults;
+        sg += rows[i].fetches;
+        for (size_t a = first_alloc_in(rows[i].page, ps); alloc_in(a, rows[i].page, ps); a++) {
+            allocs[a].faults += rows[i].faults;
+            allocs[a].fetches += rows[i].fetches;
+            allocs[a].shared_pages++;
+        }
+    }
+    fprintf(out, "pages written by more than one rank: %" PRIu64 " of %zu (%.1f %% of the faults, "
+            "%.1f %% of the fetches)\n", spages, nrows, f ? 100.0 * (double)sf / (double)f : 0.0,
+            g ? 100.0 * (double)sg / (double)g : 0.0);
+    if (spages == 0) {
+        return;
+    }
+    for (size_t a = 0; a < nallocs; a++) {
+        allocs[a].pages = (allocs[a].off + allocs[a].bytes + ps - 1) / ps - allocs[a].off / ps;
+    }
+    qsort(allocs, nallocs, sizeof(*allocs), cmp_shared);
+    fprintf(out, "  allocations by the faults and fetches on those pages:\n  %8s %8s %8s %8s  %s\n",
+            "faults", "fetches", "pages", "of", "allocation");
+    for (size_t a = 0; a < nallocs && (int)nshown < top && allocs[a].shared_pages > 0; a++, nshown++) {
+        char name[700];
+        alloc_name(&allocs[a], name, sizeof(name));
+        fprintf(out, "  %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 "  %s (rank %d)\n",
+                allocs[a].faults, allocs[a].fetches, allocs[a].shared_pages, allocs[a].pages, name,
+                allocs[a].p->h.rank);
+    }
 }
 
 static void top_pages(FILE *out, int top)
@@ -203,6 +380,7 @@ static void top_pages(FILE *out, int top)
     uint64_t *keys = NULL;
     size_t nk = 0, cap = 0, nrows = 0;
     page_row_t *rows;
+    uint64_t page_size = cmt_procs[0].h.page_size ? cmt_procs[0].h.page_size : 4096;
 
     for (int i = 0; i < cmt_nprocs; i++) {
         for (size_t k = 0; k < cmt_procs[i].n; k++) {
@@ -231,18 +409,30 @@ static void top_pages(FILE *out, int top)
         for (size_t k = 0; k < cmt_procs[i].n; k++) {
             const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
             page_row_t key = {.page = r->obj}, *row;
-            if (r->kind != CM_TRACE_FAULT_READ && r->kind != CM_TRACE_FAULT_WRITE && r->kind != CM_TRACE_FETCH) {
+            bool wrote = r->kind == CM_TRACE_FAULT_WRITE || r->kind == CM_TRACE_DIFF_OUT ||
+                         (r->kind == CM_TRACE_DIR_UPDATE && r->seq == 2);
+            if (r->kind != CM_TRACE_FAULT_READ && r->kind != CM_TRACE_FETCH && !wrote) {
                 continue;
             }
             row = bsearch(&key, rows, nrows, sizeof(*rows), cmp_u64); /* page is the first member */
+            if (row == NULL) {
+                continue; /* written, never faulted on nor fetched */
+            }
+            /* A writer: a write fault (TreadMarks, hardware doubling), or, where stores are
+             * caught by checks and not faults, the directory's write (Cashmere) or a diff (two
+             * levels). Not a write notice: a reader posts one to a page's exclusive holder. */
+            if (wrote && i < 64) {
+                row->writers |= 1ull << i;
+            }
+            if (r->kind != CM_TRACE_FAULT_READ && r->kind != CM_TRACE_FAULT_WRITE &&
+                r->kind != CM_TRACE_FETCH) {
+                continue;
+            }
             if (r->kind == CM_TRACE_FETCH) {
                 row->fetches++;
                 row->bytes += r->bytes;
             } else {
                 row->faults++;
-                if (r->kind == CM_TRACE_FAULT_WRITE && i < 64) {
-                    row->writers |= 1ull << i;
-                }
             }
         }
     }
@@ -251,19 +441,22 @@ static void top_pages(FILE *out, int top)
             "page", "faults", "fetches", "KB got", "writers", "where");
     for (size_t i = 0; i < nrows && (int)i < top; i++) {
         char where[1024];
-        page_owner(rows[i].page, where, sizeof(where));
+        page_owner(rows[i].page, page_size, where, sizeof(where));
         fprintf(out, "  %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %10.1f %8d  %s\n", rows[i].page,
                 rows[i].faults, rows[i].fetches, (double)rows[i].bytes / 1e3,
                 __builtin_popcountll(rows[i].writers), where);
     }
+    top_shared(out, rows, nrows, page_size, top);
     free(rows);
     free(keys);
 }
 
 void cmt_top(FILE *out, int top)
 {
+    collect_allocs();
     top_phases(out);
     cmt_top_splits(out);
+    cmt_top_barriers(out, top);
     top_locks(out, top);
     top_pages(out, top);
 }

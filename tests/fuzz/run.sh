@@ -9,7 +9,7 @@
 #             and diffs of what it accepts
 #   tmk_diff  TreadMarks diffs from a peer, and the codec's round trip
 #   trace     cm_trace's reader of trace files and its --top report (src/tools/cm_trace_read.c,
-#             cm_trace_top.c, cm_trace_split.c)
+#             cm_trace_top.c, cm_trace_split.c, cm_trace_barrier.c)
 # Each is built with Debian's clang, libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer
 # from the decoder's sources alone (not the project's shadow or UCX). First every input that
 # once failed (tests/fuzz/regress/NAME) and the corpus (tests/fuzz/corpus/NAME) run once; then
@@ -46,7 +46,7 @@ declare -A sources=(
     [split]="util/cm_split.c"
     [tmk_wire]="src/protocols/treadmarks/cm_tmk_wire.c src/protocols/treadmarks/cm_tmk_diff.c src/protocols/treadmarks/cm_tmk_interval.c"
     [tmk_diff]="src/protocols/treadmarks/cm_tmk_diff.c"
-    [trace]="src/tools/cm_trace_read.c src/tools/cm_trace_top.c src/tools/cm_trace_split.c"
+    [trace]="src/tools/cm_trace_read.c src/tools/cm_trace_top.c src/tools/cm_trace_split.c src/tools/cm_trace_barrier.c"
 )
 
 CC=${FUZZ_CC:-clang}

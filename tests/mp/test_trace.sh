@@ -91,12 +91,38 @@ expect_out "^page fetches \\(one-sided gets from the home\\): $(stats_total page
 [ "$(count_out '^  rank [0-9]: [0-9.]* ms traced; outside the protocol')" = 3 ] || fail "--top: not every rank's time"
 [ "$(printf '%s\n' "$out" | awk '/^locks by time waited/ {f=1; next} f && /^ +[0-9]+ +[0-9]+ / {n += $2} /^pages/ {f=0} END {print n+0}')" -gt 0 ] ||
     fail "--top: no lock acquires listed"
-expect_out "^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9]+  block of [0-9]+ bytes at \\+0x[0-9a-f]+, offset \\+[0-9]+, from "
+expect_out "^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9]+  block of [0-9]+ bytes at \\+0x[0-9a-f]+ from .*, offset \\+[0-9]+"
 if command -v addr2line > /dev/null; then
     # Named by the call that allocated them (mp_litmus.c is built with -g).
-    expect_out ", from test_[a-z_]+ at mp_litmus\\.c:[0-9]+ \\(rank 0\\)$"
+    expect_out " from test_[a-z_]+ at mp_litmus\\.c:[0-9]+, offset \\+[0-9]+"
 else
     echo "allocations not named by function: addr2line is not installed (Debian: binutils)"
+fi
+# The pages more than one rank wrote: no more than all of them; where some, their allocations.
+shared=$(printf '%s\n' "$out" | sed -n 's/^pages written by more than one rank: \([0-9]*\) of \([0-9]*\) (.*/\1 \2/p')
+[ -n "$shared" ] && [ "${shared% *}" -le "${shared#* }" ] || fail "--top: no count of pages written by several ranks ($shared)"
+[ "${shared% *}" = 0 ] || expect_out "^  allocations by the faults and fetches on those pages:"
+# The barriers: as many as traced, each rank's time in them the sum of its three parts.
+expect_out "^barriers: $(( $(stats_total barriers "$tmp/cm.json") / 3 - 1 )); "
+bad=$(printf '%s\n' "$out" | awk '/^  rank [0-9]+: in barriers / {
+    d = $5 - ($8 + $12 + $18); if (d < 0) d = -d; if (d > 0.0025) print }')
+[ -z "$bad" ] || fail "--top: a rank's barrier time is not the sum of its parts: $bad"
+[ "$(count_out '^  rank [0-9]+: in barriers [0-9.]+ = waiting [0-9.]+ \+ the barrier [0-9.]+ \+ leaving after the first [0-9.]+; last [0-9]+ times$')" = 3 ] ||
+    fail "--top: not every rank's barrier time"
+expect_out "^  the last arrivals came [0-9.]+ ms after the others' mean in all; "
+
+note "PARMACS locks named by their LOCKINIT and ALOCKINIT (with the index)"
+expect_ok env CM_TRACE="$tmp/pl" "$CMRUN" -n 2 "$top_builddir/tests/compat/p_locks" 2
+run 60 "$TRACE" --top "$tmp/pl"
+[ "$rc" = 0 ] || fail "cm_trace --top of p_locks: exit status $rc"
+if command -v addr2line > /dev/null; then
+    # p_locks.C: ALOCKINIT(Global->locks, NLOCKS) makes locks 0..65535, then LOCKINIT(idlock).
+    bad=$(printf '%s\n' "$out" | awk '/^locks by time/ {f = 1; next} /^pages/ {f = 0}
+        f && /p_locks\.C:/ && $1 < 65536 && $NF != "[" $1 "]" {print}')
+    [ -z "$bad" ] || fail "--top: an ALOCKINIT lock not named by its index: $bad"
+    expect_out "^ +[0-9]+ .* from main at p_locks\\.C:[0-9]+ \\[[0-9]+\\]$"
+else
+    echo "locks not named by their LOCKINIT: addr2line is not installed (Debian: binutils)"
 fi
 
 note "TreadMarks over TCP, 3 processes"
@@ -156,6 +182,16 @@ traced tl 3 CM_PROTOCOL=twolevel
 note "a two-event buffer: written out all the time, the same trace"
 traced small 3 CM_TRACE_BUFFER=2
 [ "$(stats_total trace_ns "$tmp/small.json")" -gt 0 ] || fail "trace_ns counted no writing with CM_TRACE_BUFFER=2"
+# Each write-out is a phase of its own inside another: no timer of a process may come out
+# above its wall time (a write-out at a phase's end once made that phase's time negative).
+over=$(grep '"rank": [0-9]' "$tmp/small.json" | awk '{
+    t = 0; if (match($0, /"total_ns": [0-9]+/)) t = substr($0, RSTART + 12, RLENGTH - 12) + 0
+    s = $0
+    while (match(s, /"[a-z_]+_ns": [0-9]+/)) {
+        kv = substr(s, RSTART, RLENGTH); s = substr(s, RSTART + RLENGTH)
+        split(kv, a, "\": "); if (a[2] + 0 > t) print a[1] "\" " a[2] " > total_ns " t
+    }}')
+[ -z "$over" ] || fail "a timer above its process's wall time with CM_TRACE_BUFFER=2: $over"
 
 note "nowhere to write: one line, before any rank starts its work"
 run 60 env CM_TRACE=/nonexistent/dir/run "$CMRUN" -n 2 "$MP/mp_litmus" mp --iters 5
