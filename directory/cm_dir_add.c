@@ -18,6 +18,7 @@
 #include "directory/cm_dir_int.h"
 #include "util/cm_error.h"
 #include "util/cm_log.h"
+#include "util/cm_trace.h"
 
 #include <inttypes.h>
 
@@ -357,6 +358,9 @@ cm_status_t cm_dir_add_write_nbi(cm_dir_t *dir, uint64_t page, uint64_t *old, bo
     }
     *issued = true;
     dir->updates++;
+    if (__builtin_expect(cm_trace_on, 0)) { /* issued, not waited for: no duration */
+        cm_trace_emit(CM_TRACE_DIR_UPDATE, cm_trace_now(), 0, page, home, 0, 1 + CM_DIR_WRITE);
+    }
     /* Behind our own home's join it needs no fence (tests/model/dir_add.pml): two adds of bits
      * known clear commute, and its word is read only after the release's flush has landed
      * both. Until then others may see us a writer not yet in the set: a joiner notices

@@ -161,14 +161,23 @@ extern cm_stats_t *cm_stats_phase_stats;
 static inline void cm_stats_phase_trace(uint64_t *acc, bool enter, uint64_t now)
 {
     uint64_t base = (uint64_t)(uintptr_t)cm_stats_phase_stats, a = (uint64_t)(uintptr_t)acc;
+    uint64_t timer = (a - base) / sizeof(uint64_t);
+    cm_trace_buf_t *b = cm_trace_mine;
 
     /* A phase outside the protocol's statistics (or none) has no name: not recorded. */
     if (acc == NULL || cm_stats_phase_stats == NULL || a < base ||
         a >= base + CM_STATS_NTIMERS * sizeof(uint64_t)) {
         return;
     }
-    cm_trace_emit(enter ? CM_TRACE_PHASE_BEGIN : CM_TRACE_PHASE_END, now, 0,
-                  (a - base) / sizeof(uint64_t), -1, 0, 0);
+    /* A phase with nothing recorded inside it (most: a write-through, a lock wait) ends in
+     * its begin's record, made one span: a third fewer records where locks are many. */
+    if (!enter && b != NULL && b->used > 0 && b->rec[b->used - 1].kind == CM_TRACE_PHASE_BEGIN &&
+        b->rec[b->used - 1].obj == timer) {
+        b->rec[b->used - 1].kind = CM_TRACE_PHASE;
+        b->rec[b->used - 1].dur  = now - b->rec[b->used - 1].t;
+        return;
+    }
+    cm_trace_emit(enter ? CM_TRACE_PHASE_BEGIN : CM_TRACE_PHASE_END, now, 0, timer, -1, 0, 0);
 }
 
 static inline void cm_stats_phase_base(cm_stats_t *st)

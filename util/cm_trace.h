@@ -40,7 +40,9 @@
     _(MSG_SERVE,    "serve",        "obj, peer (the sender), bytes, seq as sent: the handler") \
     _(PHASE_BEGIN,  "phase begin",  "obj: the statistics timer entered (CM_STATS_TIMERS' order)") \
     _(PHASE_END,    "phase end",    "obj: the timer left; the enclosing phase resumes") \
-    _(LOCK_NEW,     "lock init",    "obj: the lock, dur: the initializing call's address (PARMACS LOCKINIT, ALOCKINIT)")
+    _(LOCK_NEW,     "lock init",    "obj: the lock, dur: the initializing call's address (PARMACS LOCKINIT, ALOCKINIT)") \
+    _(PHASE,        "phase",        "obj: the timer; a phase with none inside it, its begin and end in one record") \
+    _(REGION,       "region",       "obj: 0 the statistics' interval begins (cm_stats_reset: a SPLASH-3 region of interest, an app's parallel section), 1 it ends (cm_stats_stop)")
 
 typedef enum {
 #define CM_TRACE_ENUM_(n, name, doc) CM_TRACE_##n,

@@ -262,6 +262,7 @@ void cm_stats_reset(void)
     cm_rt.sleep_base[0] = cm_rt.sleep.sleeps;
     cm_rt.sleep_base[1] = cm_rt.sleep.wakes;
     cm_rt.stats_stopped = false;
+    cm_trace_instant(CM_TRACE_REGION, 0, -1, 0); /* cm_trace --top's pages count from here */
     CM_RT_LEAVE();
 }
 
@@ -271,6 +272,7 @@ void cm_stats_stop(void)
     CM_RT_ENTER();
     cm_rt_stats_take(&cm_rt.stats_at_stop);
     cm_rt.stats_stopped = true;
+    cm_trace_instant(CM_TRACE_REGION, 1, -1, 0);
     CM_RT_LEAVE();
 }
 

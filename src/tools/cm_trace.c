@@ -25,18 +25,22 @@
 static void usage(FILE *out, int code)
 {
     fprintf(out,
-            "usage: cm_trace [--json FILE] [--csv FILE] [--top] [--timeline BASE] [--locks BASE] PREFIX\n"
+            "usage: cm_trace [--json FILE] [--csv FILE] [--top] [--timeline BASE] [--locks BASE]\n"
+            "                [--window FROM:TO] [--zoom MS] PREFIX\n"
             "  PREFIX      what CM_TRACE was set to: reads PREFIX.RANK.cmtrace of every rank\n"
             "  --json FILE Chrome/Perfetto trace-event JSON (- for standard output): open it in\n"
             "              ui.perfetto.dev or chrome://tracing\n"
             "  --csv FILE  one row per event: rank,thread,event,start_us,dur_us,object,peer,bytes,seq\n"
-            "  --top       where the time went, page fetches (TreadMarks's in their segments), the\n"
-            "              locks waited for most with the faults in their holds, the pages faulted\n"
-            "              and fetched most with their allocation\n"
+            "  --top       where the time went, page fetches (TreadMarks's in their segments), what\n"
+            "              the barriers' time is made of, the locks waited for most (named by their\n"
+            "              LOCKINIT) with the faults in their holds, the pages faulted and fetched\n"
+            "              most with their allocations, and those more than one rank wrote\n"
             "  --timeline BASE  BASE.png and BASE.svg: each rank's time in lanes (compute, fault, lock,\n"
             "              barrier, acquire/release, serve), drawn by gnuplot\n"
             "  --locks BASE  BASE-lockN.png and .svg for the 3 locks waited for longest: each\n"
             "              rank's waits and holds over time, and the page faults inside the holds\n"
+            "  --window FROM:TO  the pictures from FROM to TO ms (rank 0's clock, the first event 0)\n"
+            "  --zoom MS   each --locks picture over the MS ms whose waits wait longest in all\n"
             "Without any of them: each rank's events by kind and its clock's offset and error.\n");
     exit(code);
 }
@@ -74,7 +78,7 @@ static const char *category(unsigned kind)
         return "barrier";
     case CM_TRACE_MSG_SEND: case CM_TRACE_MSG_QUEUE: case CM_TRACE_MSG_SERVE:
         return "message";
-    case CM_TRACE_PHASE_BEGIN: case CM_TRACE_PHASE_END:
+    case CM_TRACE_PHASE_BEGIN: case CM_TRACE_PHASE_END: case CM_TRACE_PHASE:
         return "phase";
     default:
         return "protocol";
@@ -148,6 +152,17 @@ static void json_event(FILE *out, const cmt_proc_t *p, const cm_trace_rec_t *r, 
                 "\"bytes\":%" PRIu32 ",\"first_page\":%" PRIu64 ",\"caller\":\"0x%" PRIx64
                 "\"}}", sep, cmt_us(p, r->t), p->h.rank, r->tid, r->obj, r->bytes,
                 r->obj / (p->h.page_size ? p->h.page_size : 4096), r->dur);
+        break;
+    case CM_TRACE_PHASE:
+        fprintf(out, "%s{\"name\":\"%s\",\"cat\":\"phase\",\"ph\":\"X\",\"ts\":%.3f,"
+                "\"dur\":%.3f,\"pid\":%d,\"tid\":%u}", sep,
+                (r->obj < CM_STATS_NTIMERS) ? cmt_timer_names[r->obj] : "phase", cmt_us(p, r->t),
+                (double)r->dur / 1e3, p->h.rank, r->tid);
+        break;
+    case CM_TRACE_REGION:
+        fprintf(out, "%s{\"name\":\"statistics %s\",\"cat\":\"region\",\"ph\":\"i\",\"s\":\"p\","
+                "\"ts\":%.3f,\"pid\":%d,\"tid\":%u}", sep, r->obj ? "stop" : "reset",
+                cmt_us(p, r->t), p->h.rank, r->tid);
         break;
     case CM_TRACE_LOCK_NEW:
         fprintf(out, "%s{\"name\":\"lock init\",\"cat\":\"lock\",\"ph\":\"i\",\"s\":\"p\","
@@ -242,6 +257,11 @@ static void write_csv(const char *path)
             if (cmt_is_meta(r)) {
                 continue;
             }
+            if (r->kind == CM_TRACE_PHASE && r->obj < CM_STATS_NTIMERS) { /* a leaf: its span */
+                fprintf(out, "%d,%u,phase %s,%.3f,%.3f,,,,\n", p->h.rank, r->tid,
+                        cmt_timer_names[r->obj], cmt_us(p, r->t), (double)r->dur / 1e3);
+                continue;
+            }
             if ((r->kind == CM_TRACE_PHASE_BEGIN || r->kind == CM_TRACE_PHASE_END) &&
                 r->obj < CM_STATS_NTIMERS) {
                 fprintf(out, "%d,%u,%s %s,%.3f,0,,,,\n", p->h.rank, r->tid,
@@ -309,6 +329,30 @@ int main(int argc, char **argv)
               : argv[i][2] == 'l' ? &locks
                                   : &timeline) = argv[i + 1];
             i++;
+        } else if (strcmp(argv[i], "--window") == 0) {
+            char *end = NULL;
+            if (i + 1 < argc) {
+                cmt_win_from = strtod(argv[i + 1], &end);
+                cmt_win_to   = (end != NULL && *end == ':') ? strtod(end + 1, &end) : -1;
+            }
+            if (i + 1 >= argc || end == NULL || *end != '\0' || !(cmt_win_from >= 0) ||
+                !(cmt_win_to > cmt_win_from)) {
+                fprintf(stderr, "cm_trace: --window needs FROM:TO, ms with 0 <= FROM < TO (got %s)\n",
+                        (i + 1 < argc) ? argv[i + 1] : "nothing");
+                usage(stderr, 2);
+            }
+            i++;
+        } else if (strcmp(argv[i], "--zoom") == 0) {
+            char *end = NULL;
+            if (i + 1 < argc) {
+                cmt_zoom_ms = strtod(argv[i + 1], &end);
+            }
+            if (i + 1 >= argc || end == argv[i + 1] || *end != '\0' || !(cmt_zoom_ms > 0)) {
+                fprintf(stderr, "cm_trace: --zoom needs a width in ms above 0 (got %s)\n",
+                        (i + 1 < argc) ? argv[i + 1] : "nothing");
+                usage(stderr, 2);
+            }
+            i++;
         } else if (strcmp(argv[i], "--top") == 0) {
             top = true;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -328,6 +372,14 @@ int main(int argc, char **argv)
     }
     if (prefix == NULL) {
         fprintf(stderr, "cm_trace: no PREFIX (what CM_TRACE was set to)\n");
+        usage(stderr, 2);
+    }
+    if (cmt_win_to > 0 && timeline == NULL && locks == NULL) {
+        fprintf(stderr, "cm_trace: --window is for the pictures (--timeline, --locks)\n");
+        usage(stderr, 2);
+    }
+    if (cmt_zoom_ms > 0 && (locks == NULL || cmt_win_to > 0)) {
+        fprintf(stderr, "cm_trace: --zoom is for --locks, without --window\n");
         usage(stderr, 2);
     }
     cmt_read(prefix);

@@ -80,8 +80,7 @@ void cmt_phase_walk(const cmt_proc_t *p, cmt_stretch_fn fn, void *arg)
 
     for (size_t k = 0; k < p->n; k++) {
         const cm_trace_rec_t *r = &p->rec[k];
-        if (r->tid != 0 || (r->kind != CM_TRACE_PHASE_BEGIN && r->kind != CM_TRACE_PHASE_END) ||
-            r->obj >= CM_STATS_NTIMERS) {
+        if (r->tid != 0 || !cmt_is_phase(r) || r->obj >= CM_STATS_NTIMERS) {
             continue;
         }
         if (started) {
@@ -89,6 +88,11 @@ void cmt_phase_walk(const cmt_proc_t *p, cmt_stretch_fn fn, void *arg)
         }
         started = true;
         last    = r->t;
+        if (r->kind == CM_TRACE_PHASE) { /* nothing inside: begin and end at once */
+            fn(arg, (int)r->obj, r->t, r->t + r->dur);
+            last = r->t + r->dur;
+            continue;
+        }
         if (r->kind == CM_TRACE_PHASE_BEGIN && depth < 64) {
             stack[depth++] = (int)r->obj;
         } else if (r->kind == CM_TRACE_PHASE_END && depth > 0) {
@@ -189,7 +193,9 @@ cm_status_t cmt_parse(cmt_proc_t *p, const void *data, size_t len, char *err, si
     }
     memcpy(p->rec, (const char *)data + sizeof(p->h), p->n * sizeof(*p->rec));
     cmt_to_ns(p);
-    p->nclock = 0;
+    p->nclock      = 0;
+    p->region_from = 0;
+    p->region_to   = UINT64_MAX;
     for (size_t i = 0; i < p->n; i++) {
         const cm_trace_rec_t *r = &p->rec[i];
         if (r->kind >= CM_TRACE_NKINDS) {
@@ -204,6 +210,16 @@ cm_status_t cmt_parse(cmt_proc_t *p, const void *data, size_t len, char *err, si
             p->off[p->nclock] = (int64_t)r->obj;
             p->err[p->nclock] = r->dur;
             p->nclock++;
+        }
+        if (r->kind == CM_TRACE_REGION && r->obj == 0) {
+            p->region_from = r->t; /* the last reset begins it */
+        }
+    }
+    for (size_t i = 0; i < p->n; i++) { /* the first stop after it ends it */
+        const cm_trace_rec_t *r = &p->rec[i];
+        if (r->kind == CM_TRACE_REGION && r->obj == 1 && r->t >= p->region_from &&
+            r->t < p->region_to) {
+            p->region_to = r->t;
         }
     }
     return CM_OK;

@@ -24,6 +24,68 @@
 
 #define WIDTH_PX 1600
 
+double cmt_win_from, cmt_win_to, cmt_zoom_ms;
+
+static int cmp_start(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* --zoom: the window of cmt_zoom_ms in which the waits for lock that begin there wait
+ * longest in all (where the lock is fought over, not where one rank takes it again alone). */
+static void busiest(uint64_t lock)
+{
+    double (*w)[2] = NULL, sum = 0, best = -1;
+    size_t n = 0, cap = 0, j = 0;
+
+    for (int i = 0; i < cmt_nprocs; i++) {
+        for (size_t k = 0; k < cmt_procs[i].n; k++) {
+            const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
+            if (r->kind == CM_TRACE_LOCK_WAIT && r->obj == lock) {
+                if (n == cap) {
+                    cap = cap ? 2 * cap : 1024;
+                    w   = cmt_realloc(w, cap, sizeof(*w));
+                }
+                w[n][0]   = cmt_us(&cmt_procs[i], r->t) / 1e3;
+                w[n++][1] = (double)r->dur / 1e6;
+            }
+        }
+    }
+    if (n == 0) {
+        free(w);
+        return;
+    }
+    qsort(w, n, sizeof(*w), cmp_start);
+    for (size_t i = 0; i < n; i++) { /* w[i..j) begin within the width */
+        while (j < n && w[j][0] < w[i][0] + cmt_zoom_ms) {
+            sum += w[j++][1];
+        }
+        if (sum > best) {
+            best         = sum;
+            cmt_win_from = w[i][0];
+        }
+        sum -= w[i][1];
+    }
+    cmt_win_from = (cmt_win_from > cmt_zoom_ms / 10) ? cmt_win_from - cmt_zoom_ms / 10 : 0;
+    cmt_win_to   = cmt_win_from + cmt_zoom_ms;
+    free(w);
+}
+
+/* [*s, *e] (ms) clipped to the window: false where nothing of it is inside. */
+static bool in_window(double *s, double *e)
+{
+    if (cmt_win_to <= 0) {
+        return true;
+    }
+    if (*e < cmt_win_from || *s > cmt_win_to) {
+        return false;
+    }
+    *s = (*s < cmt_win_from) ? cmt_win_from : *s;
+    *e = (*e > cmt_win_to) ? cmt_win_to : *e;
+    return true;
+}
+
 static FILE *open_or_die(const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -67,7 +129,9 @@ static void draw(const picture_t *pic, const char *dat)
                 "set termoption noenhanced\nset xlabel 'ms on rank 0 clock (the first event at 0)'\n",
                 t ? "svg dynamic" : "pngcairo", WIDTH_PX + 200, pic->height, pic->out,
                 t ? "svg" : "png");
-        if (pic->span_ms > 0) {
+        if (cmt_win_to > 0) {
+            fprintf(f, "set xrange [%.6f:%.6f]\n", cmt_win_from, cmt_win_to);
+        } else if (pic->span_ms > 0) {
             fprintf(f, "set xrange [0:%.6f]\n", pic->span_ms);
         }
         fprintf(f, "set yrange [-1:%d]\nset style fill solid noborder\nset key outside right top\n"
@@ -135,7 +199,7 @@ static void lane_put(void *arg, int timer, uint64_t from, uint64_t to)
     int lane = cmt_lane_of(timer);
     double s = cmt_us(l->p, from) / 1e3, e = cmt_us(l->p, to) / 1e3;
 
-    if (e <= s) {
+    if (e <= s || !in_window(&s, &e)) {
         return;
     }
     if (l->open[lane] && s - l->e[lane] < l->res) {
@@ -167,7 +231,7 @@ void cmt_timeline(const char *base)
         }
     }
     memset(&l, 0, sizeof(l));
-    l.res = span_ms / WIDTH_PX;
+    l.res = ((cmt_win_to > 0) ? cmt_win_to - cmt_win_from : span_ms) / WIDTH_PX;
     for (int lane = 0; lane < NLANES; lane++) {
         l.block[lane] = open_memstream(&text[lane], &len[lane]);
         if (l.block[lane] == NULL) {
@@ -219,6 +283,9 @@ static void box(boxes_t *bx, int b, const cmt_proc_t *p, const cm_trace_rec_t *r
 {
     double s = cmt_us(p, r->t) / 1e3, e = cmt_us(p, r->t + cmt_dur(r)) / 1e3;
 
+    if (!in_window(&s, &e)) {
+        return;
+    }
     fprintf(bx->block[b], "%.6f %d %.6f %.2f\n", (s + e) / 2,
             cmt_nprocs - 1 - (int)(p - cmt_procs), (e - s) / 2, box_half[b]);
     bx->drawn[b]++;
@@ -246,6 +313,9 @@ void cmt_lock_timeline(const char *base, int nlocks)
         boxes_t bx;
 
         memset(&bx, 0, sizeof(bx));
+        if (cmt_zoom_ms > 0) {
+            busiest(locks[l].lock);
+        }
         for (int b = 0; b < NBOXES; b++) {
             bx.block[b] = open_memstream(&text[b], &len[b]);
             if (bx.block[b] == NULL) {
@@ -266,6 +336,15 @@ void cmt_lock_timeline(const char *base, int nlocks)
                 }
             }
         }
+        if (cmt_win_to > 0 && bx.drawn[BOX_WAIT] + bx.drawn[BOX_HOLD] == 0) {
+            fprintf(stderr, "cm_trace: --locks: lock %" PRIu64 " is not taken between %g and %g ms: "
+                    "not drawn\n", locks[l].lock, cmt_win_from, cmt_win_to);
+            for (int b = 0; b < NBOXES; b++) {
+                fclose(bx.block[b]);
+                free(text[b]);
+            }
+            continue;
+        }
         snprintf(out, sizeof(out), "%s-lock%" PRIu64, base, locks[l].lock);
         snprintf(dat, sizeof(dat), "%s.dat", out);
         f = open_or_die(dat);
@@ -279,9 +358,10 @@ void cmt_lock_timeline(const char *base, int nlocks)
         for (char *q = where; *q; q++) {
             *q = (*q == '\'') ? '"' : *q; /* inside gnuplot's quotes */
         }
-        snprintf(title, sizeof(title), "lock %" PRIu64 "%s%s: %.3f ms waited in all (%s, %d processes)",
+        snprintf(title, sizeof(title), "lock %" PRIu64 "%s%s: %.3f ms waited in all (%s, %d processes)%s",
                  locks[l].lock, where[0] ? " " : "", where, (double)locks[l].wait / 1e6,
-                 cmt_procs[0].h.protocol, cmt_nprocs);
+                 cmt_procs[0].h.protocol, cmt_nprocs,
+                 (cmt_zoom_ms > 0) ? ", its busiest" : (cmt_win_to > 0) ? ", a window" : "");
         draw(&(picture_t){.out = out, .title = title, .empty = "--locks: the lock has nothing to draw",
                           .height = 160 + 40 * cmt_nprocs, .stride = 1, .mid = 0,
                           .ymax = cmt_nprocs, .nblocks = NBOXES, .span_ms = 0,

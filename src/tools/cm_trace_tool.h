@@ -29,7 +29,15 @@ typedef struct {
         char     *path;
     } *obj;
     int               nobj;
+    /* The statistics' interval (cm_stats_reset's last begin to the last end after it), on
+     * its own clock; the whole trace where the program marked none. */
+    uint64_t          region_from, region_to;
 } cmt_proc_t;
+
+static inline bool cmt_in_region(const cmt_proc_t *p, const cm_trace_rec_t *r)
+{
+    return r->t >= p->region_from && r->t <= p->region_to;
+}
 
 /* The messages each rank sent each other, by their number (seq - 1): for the flows. */
 typedef struct {
@@ -41,6 +49,13 @@ typedef struct {
 static inline bool cmt_is_meta(const cm_trace_rec_t *r)
 {
     return r->kind == CM_TRACE_CLOCK || r->kind == CM_TRACE_TICKS;
+}
+
+/* A statistics phase's record: its begin, its end, or both in one (a phase with none inside). */
+static inline bool cmt_is_phase(const cm_trace_rec_t *r)
+{
+    return r->kind == CM_TRACE_PHASE_BEGIN || r->kind == CM_TRACE_PHASE_END ||
+           r->kind == CM_TRACE_PHASE;
 }
 
 /* A record's duration: 0 for the kinds whose dur holds something else (a clock's error bound,
@@ -128,6 +143,11 @@ void cmt_top_barriers(FILE *out, int top);
 void cmt_top_splits(FILE *out);
 /* The terminal report (--top): the n largest of each table. */
 void cmt_top(FILE *out, int n);
+/* The pictures' window, ms since the job's first event on rank 0's clock (--window FROM:TO);
+ * cmt_win_to 0: the whole run. */
+extern double cmt_win_from, cmt_win_to;
+/* --zoom MS: each lock's picture over the MS ms whose waits (by their start) wait longest. */
+extern double cmt_zoom_ms;
 /* BASE.png and BASE.svg: lanes of each rank's time (gnuplot; BASE.dat and BASE.gp kept). */
 void cmt_timeline(const char *base);
 /* BASE-lockN.png and .svg for each of the nlocks locks waited for longest: waits, holds and

@@ -64,8 +64,7 @@ void cmt_hold_faults(const cmt_proc_t *p, size_t k, cmt_rec_fn fn, void *arg)
      * back from it until a record that ended before the grant. */
     for (size_t j = k; j-- > 0;) {
         const cm_trace_rec_t *q = &p->rec[j];
-        if (q->t + cmt_dur(q) < h->t && q->kind != CM_TRACE_PHASE_BEGIN &&
-            q->kind != CM_TRACE_PHASE_END) {
+        if (q->t + cmt_dur(q) < h->t && !cmt_is_phase(q)) {
             break;
         }
         if (q->tid == h->tid && q->t >= h->t &&
@@ -174,6 +173,8 @@ void cmt_lock_name(uint64_t lock, char *buf, size_t len)
     }
 }
 
+static void hold_pages(FILE *out, const cmt_lock_t *rows, size_t n);
+
 static void top_locks(FILE *out, int top)
 {
     cmt_lock_t *rows;
@@ -194,6 +195,7 @@ static void top_locks(FILE *out, int top)
                 (double)l->wait / (double)(l->acquires ? l->acquires : 1) / 1e3, (double)l->hold / 1e6,
                 (double)l->max_hold / 1e3, l->faults, (double)l->fault_ns / 1e6, where);
     }
+    hold_pages(out, rows, (n < 3) ? n : 3);
     free(rows);
 }
 
@@ -323,6 +325,69 @@ static void page_owner(uint64_t p, uint64_t ps, char *buf, size_t len)
     }
 }
 
+/* The pages faulted on inside the holds of each of the first n locks, the 3 most faulted. */
+typedef struct {
+    uint64_t *page;
+    size_t   n, cap;
+} pages_t;
+
+static void add_page(void *arg, const cmt_proc_t *p, const cm_trace_rec_t *r)
+{
+    pages_t *pg = arg;
+
+    (void)p;
+    if (pg->n == pg->cap) {
+        pg->cap  = pg->cap ? 2 * pg->cap : 256;
+        pg->page = cmt_realloc(pg->page, pg->cap, sizeof(*pg->page));
+    }
+    pg->page[pg->n++] = r->obj;
+}
+
+static void hold_pages(FILE *out, const cmt_lock_t *rows, size_t n)
+{
+    uint64_t ps = cmt_procs[0].h.page_size ? cmt_procs[0].h.page_size : 4096;
+
+    for (size_t l = 0; l < n; l++) {
+        pages_t pg = {NULL, 0, 0};
+        uint64_t best[3] = {0}, count[3] = {0};
+        for (int i = 0; i < cmt_nprocs; i++) {
+            const cmt_proc_t *p = &cmt_procs[i];
+            for (size_t k = 0; k < p->n; k++) {
+                if (p->rec[k].kind == CM_TRACE_LOCK_HOLD && p->rec[k].obj == rows[l].lock) {
+                    cmt_hold_faults(p, k, add_page, &pg);
+                }
+            }
+        }
+        if (pg.n == 0) {
+            free(pg.page);
+            continue;
+        }
+        qsort(pg.page, pg.n, sizeof(*pg.page), cmp_u64);
+        for (size_t i = 0, j; i < pg.n; i = j) { /* runs of one page: the three longest */
+            for (j = i; j < pg.n && pg.page[j] == pg.page[i]; j++) {
+            }
+            for (int b = 0; b < 3; b++) {
+                if (j - i > count[b]) {
+                    for (int c = 2; c > b; c--) {
+                        count[c] = count[c - 1];
+                        best[c]  = best[c - 1];
+                    }
+                    count[b] = j - i;
+                    best[b]  = pg.page[i];
+                    break;
+                }
+            }
+        }
+        fprintf(out, "  faults inside lock %" PRIu64 "'s holds, %zu, most on:\n", rows[l].lock, pg.n);
+        for (int b = 0; b < 3 && count[b] > 0; b++) {
+            char where[1024];
+            page_owner(best[b], ps, where, sizeof(where));
+            fprintf(out, "    page %" PRIu64 ": %" PRIu64 " (%s)\n", best[b], count[b], where);
+        }
+        free(pg.page);
+    }
+}
+
 static int cmp_shared(const void *a, const void *b)
 {
     const alloc_row_t *x = a, *y = b;
@@ -385,7 +450,8 @@ static void top_pages(FILE *out, int top)
     for (int i = 0; i < cmt_nprocs; i++) {
         for (size_t k = 0; k < cmt_procs[i].n; k++) {
             const cm_trace_rec_t *r = &cmt_procs[i].rec[k];
-            if (r->kind == CM_TRACE_FAULT_READ || r->kind == CM_TRACE_FAULT_WRITE || r->kind == CM_TRACE_FETCH) {
+            if ((r->kind == CM_TRACE_FAULT_READ || r->kind == CM_TRACE_FAULT_WRITE ||
+                 r->kind == CM_TRACE_FETCH) && cmt_in_region(&cmt_procs[i], r)) {
                 if (nk == cap) {
                     cap  = cap ? 2 * cap : 1024;
                     keys = cmt_realloc(keys, cap, sizeof(*keys));
@@ -411,8 +477,9 @@ static void top_pages(FILE *out, int top)
             page_row_t key = {.page = r->obj}, *row;
             bool wrote = r->kind == CM_TRACE_FAULT_WRITE || r->kind == CM_TRACE_DIFF_OUT ||
                          (r->kind == CM_TRACE_DIR_UPDATE && r->seq == 2);
-            if (r->kind != CM_TRACE_FAULT_READ && r->kind != CM_TRACE_FETCH && !wrote) {
-                continue;
+            if ((r->kind != CM_TRACE_FAULT_READ && r->kind != CM_TRACE_FETCH && !wrote) ||
+                !cmt_in_region(&cmt_procs[i], r)) {
+                continue; /* the program's initialization aside (every process runs it) */
             }
             row = bsearch(&key, rows, nrows, sizeof(*rows), cmp_u64); /* page is the first member */
             if (row == NULL) {
@@ -437,7 +504,12 @@ static void top_pages(FILE *out, int top)
         }
     }
     qsort(rows, nrows, sizeof(*rows), cmp_page);
-    fprintf(out, "pages by faults and fetches (of %zu pages):\n  %8s %8s %8s %10s %8s  %s\n", nrows,
+    bool region = false;
+    for (int i = 0; i < cmt_nprocs; i++) {
+        region |= cmt_procs[i].region_from > 0 || cmt_procs[i].region_to < UINT64_MAX;
+    }
+    fprintf(out, "pages by faults and fetches (of %zu pages%s):\n  %8s %8s %8s %10s %8s  %s\n", nrows,
+            region ? ", in the statistics' interval: cm_stats_reset to cm_stats_stop" : "",
             "page", "faults", "fetches", "KB got", "writers", "where");
     for (size_t i = 0; i < nrows && (int)i < top; i++) {
         char where[1024];

@@ -171,6 +171,19 @@ if command -v gnuplot > /dev/null; then
     # One stretch per line of each lane's block, every rank's lanes within the plot's rows.
     awk '/^[0-9]/ && ($2 < 0 || $2 > 20 || $3 < 0) {bad++} END {exit bad > 0}' "$tmp/tmk-timeline.dat" ||
         fail "a stretch outside the lanes, or of negative length"
+    # A window: every box inside it, the x axis its; --zoom: each lock's picture 2 ms wide.
+    run 120 "$TRACE" --timeline "$tmp/tmk-win" --window 1:3 "$tmp/tmk"
+    [ "$rc" = 0 ] || fail "cm_trace --timeline --window: exit status $rc"
+    awk '/^[0-9]/ && ($1 - $3 < 0.99999 || $1 + $3 > 3.00001) {bad++} END {exit bad > 0}' "$tmp/tmk-win.dat" ||
+        fail "--window 1:3: a stretch outside the window"
+    grep -q '^set xrange \[1.000000:3.000000\]' "$tmp/tmk-win.gp" || fail "--window 1:3: not the picture's x range"
+    run 120 "$TRACE" --locks "$tmp/tmk-zoom" --zoom 2 "$tmp/tmk"
+    [ "$rc" = 0 ] || fail "cm_trace --locks --zoom: exit status $rc"
+    for gp in "$tmp"/tmk-zoom-lock*.gp; do
+        awk '/^set xrange/ {x = $3; gsub(/\[|\]/, "", x); split(x, a, ":"); w = a[2] - a[1]
+                             if (w < 1.99999 || w > 2.00001) bad++; n++}
+             END {exit !(n == 2 && !bad)}' "$gp" || { grep xrange "$gp"; fail "--zoom 2: $gp is not 2 ms wide"; }
+    done
 else
     echo "the timeline is not drawn: gnuplot is not installed (Debian: gnuplot-nox)"
 fi
@@ -204,6 +217,24 @@ note "a bare word: neither off nor a path"
 run 60 env CM_TRACE=trace "$CMRUN" -n 2 "$MP/mp_litmus" mp --iters 5
 [ "$rc" != 0 ] || fail "CM_TRACE=trace was accepted"
 expect_out "CM_TRACE='trace' is neither off nor a file path"
+
+note "cm_trace: a bad window or zoom, each refused in one line before anything is read"
+for args in "--window 3:1 --timeline $tmp/w" "--window 1 --timeline $tmp/w" "--window 1:2 --top" \
+            "--zoom 0 --locks $tmp/w" "--zoom 2 --timeline $tmp/w" "--zoom 2 --window 1:2 --locks $tmp/w"; do
+    # shellcheck disable=SC2086 # the arguments are words
+    run 60 "$TRACE" $args "$tmp/none"
+    [ "$rc" = 2 ] && [ "$(count_out '^cm_trace: ')" = 1 ] && [ "$(count_out '^usage: ')" = 1 ] ||
+        fail "cm_trace $args: exit status $rc, not one error line and the usage"
+done
+
+note "experiments/trace-examples: no SPLASH-3 tree, or one not built, refused in one line"
+run 60 "$top_srcdir/experiments/trace-examples" "$tmp/no-splash"
+[ "$rc" = 2 ] && [ "$(count_out "^trace-examples: error: $tmp/no-splash: no such directory$")" = 1 ] ||
+    fail "trace-examples without a SPLASH-3 tree: exit status $rc"
+mkdir -p "$tmp/codes/apps/barnes"
+run 60 "$top_srcdir/experiments/trace-examples" --out "$tmp/ex" "$tmp/codes"
+[ "$rc" = 2 ] && [ "$(count_out "^trace-examples: error: $tmp/codes/apps/barnes/BARNES is not built")" = 1 ] &&
+    [ ! -e "$tmp/ex" ] || fail "trace-examples with BARNES not built: exit status $rc"
 
 note "cm_trace: a rank missing, no trace, a bad flag"
 rm "$tmp/cm.1.cmtrace"
