@@ -140,9 +140,9 @@
       "barriers, acquires and releases, diffs and requests, and the phases of the statistics' " \
       "timers, with times on one clock (offsets to rank 0's measured at start and end). " \
       "`cm_trace PREFIX` turns them into Chrome/Perfetto trace-event JSON or CSV.") \
-    _(trace_buffer, TRACE_BUFFER, UINT, "65536", "1..1073741824", "protocol", \
-      "Events each thread keeps in memory under CM_TRACE (40 bytes each) before it writes them " \
-      "to its process's file.") \
+    _(trace_buffer, TRACE_BUFFER, UINT, "262144", "1..1073741824", "protocol", \
+      "Events each thread keeps in memory under CM_TRACE (40 bytes each: 10 MiB by default) " \
+      "before it writes them to its process's file.") \
     _(progress_thread, PROGRESS_THREAD, ENUM, "auto", "auto|on|off", "runtime", \
       "Thread that serves peers' one-sided operations while this process computes or blocks. Needed " \
       "where the transport emulates RMA in software (TCP). auto: start it when some peer's memory is " \

@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/tools/cm_bench.h"
+#include "util/cm_stats.h"
 #include "util/cm_trace.h"
 #include "util/cm_log.h"
 #include "util/cm_time.h"
@@ -404,6 +405,19 @@ static int floor_trace(cm_bench_t *b, size_t size, uint64_t iter)
     return 0;
 }
 
+/* A statistics phase entered and left: with CM_TRACE on, a phase's record (one, a span, for a
+ * phase with nothing inside: most of a trace's records are these). */
+static int floor_phase(cm_bench_t *b, size_t size, uint64_t iter)
+{
+    uint64_t *outer = cm_stats_phase_enter(&cm_stats_phase_stats->handler_ns);
+
+    (void)b;
+    (void)size;
+    (void)iter;
+    cm_stats_phase_leave(outer);
+    return 0;
+}
+
 static void cm_bench_floors(cm_bench_t *b)
 {
     struct sigaction sa, old;
@@ -446,6 +460,11 @@ static void cm_bench_floors(cm_bench_t *b)
     cm_bench_pair(b, floor_trace, NULL, 0, &mprot_ns, &unused);
     cm_bench_add(b, cm_trace_on ? "trace event (CM_TRACE on)" : "trace event (CM_TRACE off)", 0,
                  "ns", mprot_ns, -1, NULL);
+    if (cm_stats_phase_stats != NULL) { /* a protocol with statistics */
+        cm_bench_pair(b, floor_phase, NULL, 0, &mprot_ns, &unused);
+        cm_bench_add(b, cm_trace_on ? "statistics phase (CM_TRACE on)" : "statistics phase (CM_TRACE off)",
+                     0, "ns", mprot_ns, -1, NULL);
+    }
 }
 
 int main(int argc, char **argv)
