@@ -151,7 +151,7 @@ static void json_event(FILE *out, const cmt_proc_t *p, const cm_trace_rec_t *r, 
                 "\"ts\":%.3f,\"pid\":%d,\"tid\":%u,\"args\":{\"offset\":%" PRIu64 ","
                 "\"bytes\":%" PRIu32 ",\"first_page\":%" PRIu64 ",\"caller\":\"0x%" PRIx64
                 "\"}}", sep, cmt_us(p, r->t), p->h.rank, r->tid, r->obj, r->bytes,
-                r->obj / (p->h.page_size ? p->h.page_size : 4096), r->dur);
+                r->obj / cmt_page_size(p), r->dur);
         break;
     case CM_TRACE_PHASE:
         fprintf(out, "%s{\"name\":\"%s\",\"cat\":\"phase\",\"ph\":\"X\",\"ts\":%.3f,"

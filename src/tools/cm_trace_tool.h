@@ -51,6 +51,12 @@ static inline bool cmt_is_meta(const cm_trace_rec_t *r)
     return r->kind == CM_TRACE_CLOCK || r->kind == CM_TRACE_TICKS;
 }
 
+/* The page size p's header says (4096 where a damaged header says 0). */
+static inline uint64_t cmt_page_size(const cmt_proc_t *p)
+{
+    return p->h.page_size ? p->h.page_size : 4096;
+}
+
 /* A statistics phase's record: its begin, its end, or both in one (a phase with none inside). */
 static inline bool cmt_is_phase(const cm_trace_rec_t *r)
 {
