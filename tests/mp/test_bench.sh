@@ -62,6 +62,9 @@ expect_out "^# delay injection: latency 20000 ns"
 expect_out "^operation +size +measured +reference +ratio +reference is"
 expect_out "^barrier, 4 processes +- +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +log2"
 expect_out "^get +8 B +[0-9.]+ us +[0-9.]+ us +[0-9.]+ +ucx"
+# The event trace's floors (docs/TRACE.md "Perturbation"), off here.
+expect_out "^trace event \(CM_TRACE off\) +- +[0-9.]+ ns"
+expect_out "^statistics phase \(CM_TRACE off\) +- +[0-9.]+ ns"
 
 note "homes fixed (CM_FIRST_TOUCH=no): the remote faults use pages homed at the target"
 use_tcp lo

@@ -115,6 +115,8 @@ note "PARMACS locks named by their LOCKINIT and ALOCKINIT (with the index)"
 expect_ok env CM_TRACE="$tmp/pl" "$CMRUN" -n 2 "$top_builddir/tests/compat/p_locks" 2
 run 60 "$TRACE" --top "$tmp/pl"
 [ "$rc" = 0 ] || fail "cm_trace --top of p_locks: exit status $rc"
+# p_locks marks its region of interest (cm_stats_reset, cm_stats_stop): the pages count it.
+expect_out "^pages by faults and fetches \(of [0-9]+ pages, in the statistics' interval: cm_stats_reset to cm_stats_stop\):$"
 if command -v addr2line > /dev/null; then
     # p_locks.C: ALOCKINIT(Global->locks, NLOCKS) makes locks 0..65535, then LOCKINIT(idlock).
     bad=$(printf '%s\n' "$out" | awk '/^locks by time/ {f = 1; next} /^pages/ {f = 0}
@@ -187,6 +189,12 @@ if command -v gnuplot > /dev/null; then
 else
     echo "the timeline is not drawn: gnuplot is not installed (Debian: gnuplot-nox)"
 fi
+
+note "cm_bench's trace floors with the trace on: a span and a phase's record"
+use_shm
+expect_ok env CM_TRACE="$tmp/bench" "$CMRUN" -n 2 "$CM_BENCH" --batches 1
+expect_out "^trace event \(CM_TRACE on\) +- +[0-9.]+ ns"
+expect_out "^statistics phase \(CM_TRACE on\) +- +[0-9.]+ ns"
 
 note "two levels, 3 processes of one host"
 use_shm
