@@ -25,6 +25,7 @@
 #include "cm.h"
 #include "rma/cm_boot.h"
 #include "rma/cm_heartbeat.h"
+#include "rma/cm_rma_delay.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,9 +45,7 @@ typedef struct {
     cm_boot_t          *boot;
     cm_rma_progress_t progress;
     uint64_t           handoff_ns;   /* CM_PROGRESS_HANDOFF */
-    uint64_t           latency_ns;   /* delay injection, see cm_rma_delay.h */
-    double             bandwidth;    /* bytes/s, 0 = unlimited */
-    uint64_t           overhead_ns;
+    cm_rma_delay_cfg_t delay;        /* CM_NET_*: delay injection, see cm_rma_delay.h */
     cm_rma_wait_t     wait;         /* CM_WAIT */
     uint64_t           wait_spin_ns; /* CM_WAIT_SPIN */
     cm_heartbeat_params_t heartbeat;  /* CM_PEER_TIMEOUT: see cm_heartbeat.h */
@@ -91,6 +90,7 @@ typedef struct {
     uint64_t am_queued;       /* posted messages UCX queued (no room at the peer yet) */
     uint64_t delay_ns;        /* time spent in injected delays */
     uint64_t progress_wakeups; /* progress thread wake-ups */
+    uint64_t interrupts;       /* requests served here at an injected interrupt (CM_NET_INTERRUPT) */
     uint64_t wait_blocks;      /* waits that slept (CM_WAIT) */
     uint64_t wait_missed;      /* sleeps that outlasted a change of their word: never expected */
     uint64_t wake_bells;       /* doorbells rung for peers their transport cannot wake */
@@ -459,6 +459,19 @@ typedef void (*cm_rma_am_handler_t)(void *arg, int src, const void *data, size_t
 /* name: what a message of this id is ("a lock grant"), for stuck-wait reports; may be NULL. */
 cm_status_t cm_rma_am_set_handler(cm_rma_t *rma, unsigned id, cm_rma_am_handler_t fn, void *arg,
                                   const char *name);
+/* Injected delays (CM_NET_*) off (pause) or as configured again: cm_bench compares an operation
+ * with and without them. A message's target follows its sender's choice. */
+void cm_rma_delay_pause(cm_rma_t *rma, bool pause);
+typedef enum {
+    CM_RMA_DELAY_OP,         /* a one-sided operation of `bytes` to pe, until complete */
+    CM_RMA_DELAY_ROUND_TRIP, /* a request of `bytes` to pe and its reply of as many */
+} cm_rma_delay_kind_t;
+/* What the model adds to one such operation on an idle interface. */
+uint64_t cm_rma_delay_expect(cm_rma_t *rma, int pe, cm_rma_delay_kind_t kind, size_t bytes);
+
+/* Messages of id are requests: each is served at an interrupt of its target's CPU (CM_NET_INTERRUPT;
+ * the target of a reply waits for it and polls). After cm_rma_am_set_handler. */
+cm_status_t cm_rma_am_set_request(cm_rma_t *rma, unsigned id);
 /* Sends and returns when data may be reused. Not from a handler. */
 cm_status_t cm_rma_am_send(cm_rma_t *rma, int pe, unsigned id, const void *data, size_t len);
 /* Copies data and returns at once; completes in the background. Handlers may use it. */

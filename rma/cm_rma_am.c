@@ -12,14 +12,64 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The wire header: who sent it (UCX does not say without a reply endpoint). */
+/* The wire header: who sent it (UCX does not say without a reply endpoint), and with injected
+ * delays (CM_NET_*) when it may be delivered: on the sender's CLOCK_MONOTONIC where the target
+ * shares it (the same host), else as a duration from its arrival. */
 typedef struct {
     uint32_t src;
+    uint32_t flags;    /* CM_RMA_AM_* */
+    uint64_t due;      /* 0: at once */
 } cm_rma_am_hdr_t;
+#define CM_RMA_AM_DELAYED  1u /* sent with injected delays: a request pays its interrupt */
+#define CM_RMA_AM_RELATIVE 2u /* due is a duration from arrival, not a time */
+
+static void cm_rma_am_stamp(cm_rma_t *rma, int pe, cm_rma_am_hdr_t *hdr, uint64_t due)
+{
+    bool relative = due != 0 && !rma->same_host[pe];
+
+    hdr->src   = (uint32_t)rma->rank;
+    hdr->flags = (due != 0 ? CM_RMA_AM_DELAYED : 0) | (relative ? CM_RMA_AM_RELATIVE : 0);
+    hdr->due   = relative ? due - cm_time_ns() : due;
+}
+
+/* The injected part of a message's way (CM_NET_LATENCY, _BANDWIDTH, _OCCUPANCY), then, for a
+ * request, the interrupt that starts its handler (CM_NET_INTERRUPT): the target's CPU is busy
+ * for it, as an interrupt's entry and exit are; the latency is only waited for. */
+static void cm_rma_am_deliver_delay(struct cm_rma_am *am, const cm_rma_am_hdr_t *hdr)
+{
+    cm_rma_t *rma = am->rma;
+    uint64_t now, start, due = hdr->due;
+
+    if (!(hdr->flags & CM_RMA_AM_DELAYED)) {
+        return; /* (the sender's delays decide: cm_bench pauses its own to compare) */
+    }
+    now = start = cm_time_ns();
+    if (hdr->flags & CM_RMA_AM_RELATIVE) {
+        due += now;
+    }
+    while (now < due) {
+        if (due - now > 20000) {
+            sched_yield();
+        } else {
+            cm_rma_cpu_relax();
+        }
+        now = cm_time_ns();
+    }
+    if (am->request && rma->delay.interrupt_ns != 0) {
+        uint64_t end = now + rma->delay.interrupt_ns;
+
+        while ((now = cm_time_ns()) < end) {
+            cm_rma_cpu_relax();
+        }
+        atomic_fetch_add_explicit(&rma->interrupts, 1, memory_order_relaxed);
+    }
+    CM_RMA_COUNT(rma->stats.delay_ns, now - start);
+}
 
 static ucs_status_t cm_rma_am_recv(void *arg, const void *header, size_t header_length, void *data,
                                    size_t length, const ucp_am_recv_param_t *param)
@@ -44,6 +94,7 @@ static ucs_status_t cm_rma_am_recv(void *arg, const void *header, size_t header_
     atomic_store_explicit(&am->rma->am_last_id[hdr.src], (unsigned)(am - am->rma->am),
                           memory_order_relaxed);
     atomic_store_explicit(&am->rma->am_last_ns[hdr.src], cm_time_ns(), memory_order_relaxed);
+    cm_rma_am_deliver_delay(am, &hdr);
     if ((uintptr_t)data % 8 != 0) {
         /* Handlers read their words in place: a copy where UCX left the message unaligned
          * (TCP does), rather than a misaligned load in every handler. */
@@ -74,6 +125,7 @@ cm_status_t cm_rma_am_set_handler(cm_rma_t *rma, unsigned id, cm_rma_am_handler_
     rma->am[id].fn  = fn;
     rma->am[id].arg = arg;
     rma->am[id].name = name;
+    rma->am[id].request = false;
     hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                     UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
     hp.id         = id;
@@ -88,6 +140,15 @@ cm_status_t cm_rma_am_set_handler(cm_rma_t *rma, unsigned id, cm_rma_am_handler_
     return CM_OK;
 }
 
+cm_status_t cm_rma_am_set_request(cm_rma_t *rma, unsigned id)
+{
+    if (id >= CM_RMA_AM_MAX_ID || rma->am[id].fn == NULL) {
+        return CM_ERR_INVALID;
+    }
+    rma->am[id].request = true;
+    return CM_OK;
+}
+
 static void cm_rma_am_count(cm_rma_t *rma, int pe, size_t len)
 {
     cm_rma_count_off(rma, pe, len);
@@ -98,18 +159,18 @@ static void cm_rma_am_count(cm_rma_t *rma, int pe, size_t len)
 cm_status_t cm_rma_am_send(cm_rma_t *rma, int pe, unsigned id, const void *data, size_t len)
 {
     ucp_request_param_t param = {0};
-    cm_rma_am_hdr_t hdr = {.src = (uint32_t)rma->rank};
-    uint64_t ready;
+    cm_rma_am_hdr_t hdr;
     cm_status_t status;
 
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     param.flags        = UCP_AM_SEND_FLAG_EAGER;
-    ready = cm_rma_delay_begin(rma, pe, len);
+    /* The injected delays are the target's to wait for (its handler starts when the message is
+     * due): the sender pays its overhead only, as with a posted message. */
+    cm_rma_am_stamp(rma, pe, &hdr, cm_rma_delay_message_begin(rma, pe, len));
     cm_rma_am_count(rma, pe, len);
     status = cm_rma_req_wait(rma, ucp_am_send_nbx(rma->eps[pe], id, &hdr, sizeof(hdr), data, len,
                                                   &param), "active message", pe);
     cm_rma_bell_ring(rma, pe);
-    cm_rma_delay_until(rma, ready);
     return status;
 }
 
@@ -148,7 +209,7 @@ cm_status_t cm_rma_am_post(cm_rma_t *rma, int pe, unsigned id, const void *data,
     }
     b->rma     = rma;
     b->pe      = pe;
-    b->hdr.src = (uint32_t)rma->rank;
+    cm_rma_am_stamp(rma, pe, &b->hdr, cm_rma_delay_message_begin(rma, pe, len));
     if (len != 0) {
         memcpy(b->data, data, len); /* data may be NULL then */
     }

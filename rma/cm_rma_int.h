@@ -95,6 +95,8 @@ struct cm_rma {
     bool               all_mapped;
     bool               *shm_peer;   /* per pe: UCX reaches it through shared memory */
     bool               *same_host;  /* per pe: on this host, as the process manager says */
+    uint64_t           *irq_ns;     /* per pe: CM_NET_INTERRUPT where a CPU there executes our
+                                       one-sided operations (UCX over TCP, emulated atomics) */
     bool               shm_known;   /* shm_peer is filled (an ATOMIC segment was mapped) */
 
     cm_rma_progress_t progress_mode;
@@ -102,6 +104,7 @@ struct cm_rma {
     pthread_t          thread;
     int                stop_fd;
     atomic_uint_fast64_t wakeups;
+    atomic_uint_fast64_t interrupts; /* requests served at an injected interrupt */
     atomic_uint_fast64_t arm_caught; /* found by the look after arming (cm_rma_arm) */
     atomic_int         main_polling;  /* the application thread is progressing the worker */
     atomic_int         main_held;     /* threads inside a cm_rma_hold_begin/end section */
@@ -149,6 +152,7 @@ struct cm_rma {
         cm_rma_am_handler_t fn;
         void                *arg;
         const char          *name;  /* "a lock grant": in stuck-wait reports */
+        bool                request; /* served at an interrupt (CM_NET_INTERRUPT) */
     } am[CM_RMA_AM_MAX_ID];
     bool               strong_fence;   /* ucp_worker_fence does not order every peer's operations:
                                           complete them before the next UCX operation too */
@@ -292,6 +296,9 @@ CM_RMA_INTERNAL cm_status_t cm_rma_failed(cm_rma_t *rma, const char *op, int pe,
 /* No atomic lane to pe: UCX emulates our atomics there with messages that pe's CPU executes
  * when it progresses (UCX_ATOMIC_MODE=device over shared memory, some networks). */
 CM_RMA_INTERNAL bool cm_rma_ucx_amo_emulated(cm_rma_t *rma, int pe);
+/* Does a CPU at pe execute some of our one-sided operations there (puts and gets over TCP,
+ * atomics without an atomic lane)? Those pay CM_NET_INTERRUPT. */
+CM_RMA_INTERNAL bool cm_rma_ucx_target_cpu(cm_rma_t *rma, int pe);
 
 /* Charges an operation to pe; returns when it may complete (0: no delay). */
 static inline uint64_t cm_rma_delay_begin(cm_rma_t *rma, int pe, size_t bytes)
@@ -302,13 +309,45 @@ static inline uint64_t cm_rma_delay_begin(cm_rma_t *rma, int pe, size_t bytes)
         return 0;
     }
     now   = cm_time_ns();
-    ready = cm_rma_delay_charge(&rma->delay, now, bytes, &cpu_until);
+    ready = cm_rma_delay_charge(&rma->delay, now, bytes, &cpu_until) + rma->irq_ns[pe];
     /* The overhead is CPU time of the issuer: burn it, do not sleep. */
     while (cm_time_ns() < cpu_until) {
         cm_rma_cpu_relax();
     }
     CM_RMA_COUNT(rma->stats.delay_ns, cpu_until - now);
     return ready;
+}
+
+/* Charges a message to pe (its sender's overhead burnt here); returns when it may be delivered
+ * at pe (0: no delay). */
+static inline uint64_t cm_rma_delay_message_begin(cm_rma_t *rma, int pe, size_t bytes)
+{
+    uint64_t now, due, cpu_until;
+
+    if (!rma->delay.enabled || pe == rma->rank) {
+        return 0;
+    }
+    now = cm_time_ns();
+    due = cm_rma_delay_message(&rma->delay, now, bytes, &cpu_until);
+    while (cm_time_ns() < cpu_until) {
+        cm_rma_cpu_relax();
+    }
+    CM_RMA_COUNT(rma->stats.delay_ns, cpu_until - now);
+    return due;
+}
+
+/* A blocking operation to pe just completed for real, with the injected completion time ready:
+ * when it completes with them. The interrupt at a target whose CPU executed it follows the real
+ * operation (it starts the handler that served it); the rest overlaps it, from its issue. */
+static inline uint64_t cm_rma_delay_done(cm_rma_t *rma, int pe, uint64_t ready)
+{
+    uint64_t after;
+
+    if (ready == 0 || rma->irq_ns[pe] == 0) {
+        return ready;
+    }
+    after = cm_time_ns() + rma->irq_ns[pe];
+    return (after > ready) ? after : ready;
 }
 
 /* Waits, progressing, until an injected delay's completion time ready (0: none). */

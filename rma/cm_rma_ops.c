@@ -93,6 +93,29 @@ cm_status_t cm_rma_req_release(cm_rma_t *rma, ucs_status_ptr_t req, const char *
 /* (cm_rma_delay_begin and cm_rma_delay_defer, on every operation's path, are inline in
  * cm_rma_int.h.) */
 
+void cm_rma_delay_pause(cm_rma_t *rma, bool pause)
+{
+    const cm_rma_delay_t *d = &rma->delay;
+
+    rma->delay.enabled = !pause && (d->latency_ns != 0 || d->overhead_ns != 0 ||
+                                    d->ns_per_byte > 0 || d->occupancy_ns != 0 ||
+                                    d->interrupt_ns != 0);
+}
+
+uint64_t cm_rma_delay_expect(cm_rma_t *rma, int pe, cm_rma_delay_kind_t kind, size_t bytes)
+{
+    const cm_rma_delay_t *d = &rma->delay;
+    uint64_t one = d->overhead_ns + cm_rma_delay_wire(d, bytes);
+
+    switch (kind) {
+    case CM_RMA_DELAY_OP:
+        return one + d->latency_ns + rma->irq_ns[pe];
+    case CM_RMA_DELAY_ROUND_TRIP:
+        return 2 * one + 2 * (d->latency_ns / 2) + d->interrupt_ns;
+    }
+    return 0;
+}
+
 void cm_rma_delay_until(cm_rma_t *rma, uint64_t ready)
 {
     uint64_t now, start;
@@ -253,7 +276,7 @@ static inline cm_status_t cm_rma_xfer(cm_rma_t *rma, int pe, void *local, const 
     if (put && ready != 0) {
         cm_rma_delay_defer(rma, pe, ready);
     } else {
-        cm_rma_delay_until(rma, ready);
+        cm_rma_delay_until(rma, cm_rma_delay_done(rma, pe, ready));
     }
     return status;
 }
@@ -397,7 +420,7 @@ static cm_status_t cm_rma_atomic_fetch(cm_rma_t *rma, ucp_atomic_op_t op, const 
                                                     &param), what, pe);
     CM_RMA_COUNT(rma->stats.atomics, 1);
     cm_rma_count_off(rma, pe, sizeof(uint64_t));
-    cm_rma_delay_until(rma, ready);
+    cm_rma_delay_until(rma, cm_rma_delay_done(rma, pe, ready));
     return status;
 }
 
@@ -738,6 +761,7 @@ void cm_rma_get_stats(const cm_rma_t *rma, cm_rma_stats_t *stats)
                                                 memory_order_relaxed);
     stats->progress_wakeups = atomic_load_explicit(&((cm_rma_t *)rma)->wakeups,
                                                    memory_order_relaxed);
+    stats->interrupts = atomic_load_explicit(&((cm_rma_t *)rma)->interrupts, memory_order_relaxed);
     stats->wait_blocks = atomic_load_explicit(&((cm_rma_t *)rma)->wait_blocks, memory_order_relaxed);
     stats->wait_missed = atomic_load_explicit(&((cm_rma_t *)rma)->wait_missed, memory_order_relaxed);
     stats->wake_bells  = atomic_load_explicit(&((cm_rma_t *)rma)->bell_rings, memory_order_relaxed);

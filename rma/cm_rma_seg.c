@@ -404,6 +404,9 @@ cm_status_t cm_rma_seg_map(cm_rma_t *rma, void *addr, size_t len, cm_rma_seg_kin
             rma->shm_peer[pe] = (seg->rbase[pe] != NULL);
             /* The lanes are final now that every handshake is done. */
             rma->amo_emulated |= pe != rma->rank && cm_rma_ucx_amo_emulated(rma, pe);
+            /* A peer mapped here is reached by our own loads and stores: no CPU of its runs. */
+            rma->irq_ns[pe] = (pe != rma->rank && seg->rbase[pe] == NULL &&
+                               cm_rma_ucx_target_cpu(rma, pe)) ? rma->delay.interrupt_ns : 0;
             if (pe != rma->rank && !cm_rma_ucx_fence_orders(rma, pe)) {
                 if (!rma->strong_fence) {
                     cm_debug("rma: UCX's fence does not order the operations to rank %d: "

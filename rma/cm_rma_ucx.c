@@ -82,17 +82,18 @@ cm_status_t cm_rma_init(const cm_rma_params_t *params, cm_rma_t **rma_p)
     rma->worker_fd     = -1;
     rma->self_fd       = -1;
     rma->all_mapped    = true;
-    cm_rma_delay_init(&rma->delay, params->latency_ns, params->bandwidth, params->overhead_ns);
+    cm_rma_delay_init(&rma->delay, &params->delay);
     rma->eps        = calloc((size_t)rma->nprocs, sizeof(*rma->eps));
     rma->pending_ns = calloc((size_t)rma->nprocs, sizeof(*rma->pending_ns));
     rma->shm_peer   = calloc((size_t)rma->nprocs, sizeof(*rma->shm_peer));
     rma->same_host  = calloc((size_t)rma->nprocs, sizeof(*rma->same_host));
+    rma->irq_ns     = calloc((size_t)rma->nprocs, sizeof(*rma->irq_ns));
     rma->am_last_ns = calloc((size_t)rma->nprocs, sizeof(*rma->am_last_ns));
     rma->am_last_id = calloc((size_t)rma->nprocs, sizeof(*rma->am_last_id));
     rma->watch_fd   = -1;
     rma->app_tid    = (int)syscall(SYS_gettid); /* the thread of cm_init: "the application" */
     if (rma->eps == NULL || rma->pending_ns == NULL || rma->shm_peer == NULL ||
-        rma->same_host == NULL || rma->am_last_ns == NULL || rma->am_last_id == NULL) {
+        rma->same_host == NULL || rma->irq_ns == NULL || rma->am_last_ns == NULL || rma->am_last_id == NULL) {
         cm_error("rma: out of memory");
         status = CM_ERR_NO_MEMORY;
         goto err_free;
@@ -232,6 +233,7 @@ err_free:
     free(rma->am_last_id);
     free(rma->shm_peer);
     free(rma->same_host);
+    free(rma->irq_ns);
     free(rma->pending_ns);
     free(rma->eps);
     free(rma);
@@ -294,6 +296,7 @@ cm_status_t cm_rma_finalize(cm_rma_t *rma)
     free(rma->am_last_id);
     free(rma->shm_peer);
     free(rma->same_host);
+    free(rma->irq_ns);
     free(rma->pending_ns);
     free(rma->eps);
     free(rma);
@@ -444,6 +447,26 @@ bool cm_rma_ucx_fence_orders(cm_rma_t *rma, int pe)
     }
     free(text);
     return orders && (amo || !hw_rma);
+}
+
+bool cm_rma_ucx_target_cpu(cm_rma_t *rma, int pe)
+{
+    char *text = cm_rma_ep_info(rma, pe), *line, *save = NULL, *tl;
+    bool amo = false, cpu = false;
+
+    if (text == NULL) {
+        return false;
+    }
+    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        bool rma_role = strstr(line, " rma#") != NULL || strstr(line, " rma_bw#") != NULL;
+
+        amo |= strstr(line, " amo#") != NULL;
+        if (rma_role && (tl = cm_rma_lane_transport(line)) != NULL) {
+            cpu |= strncmp(tl, "tcp/", 4) == 0;
+        }
+    }
+    free(text);
+    return cpu || !amo;
 }
 
 bool cm_rma_ucx_amo_emulated(cm_rma_t *rma, int pe)

@@ -31,6 +31,10 @@
       "in every process, with its metadata; memory is committed only for the pages a process " \
       "touches (`cm_info --memory` says what a size costs). Registered with the network once; " \
       "on InfiniBand without on-demand paging the whole range is pinned.") \
+    _(page_size, PAGE_SIZE, SIZE, "0", NULL, "runtime", \
+      "The coherence unit, the page of every protocol: 0 = the operating system's page (4 KiB " \
+      "on x86-64); else a power of two from that up to 64k (the unit the seeds' studies vary: " \
+      "faults, fetches, twins and diffs then cover it whole).") \
     _(meta_size, META_SIZE, SIZE, "0", NULL, "runtime", \
       "Size of each process's metadata segment (directory entries, write-notice ring, lock and " \
       "barrier words), mapped just below the shared region. 0: exactly what the shared size, " \
@@ -182,13 +186,29 @@
       "libraries and the heap built before PARMACS CREATE have the same addresses in every process " \
       "(pointers that process 0 stores in shared memory are valid everywhere); yes: keep it.") \
     _(net_latency, NET_LATENCY, TIME, "0", NULL, "network", \
-      "Injected delay: added to every remote operation (put, get, atomic) before it counts as complete. " \
-      "Real waiting in the issuing process. 0 = off.") \
+      "Injected delay: a round trip. Added to every remote one-sided operation (put, get, atomic) " \
+      "before it counts as complete, half of it to every message before its handler runs at the " \
+      "target (a request and its reply take one latency, as a get). Real waiting. 0 = off.") \
     _(net_bandwidth, NET_BANDWIDTH, BANDWIDTH, "0", NULL, "network", \
-      "Injected delay: caps the issuing process's transfer rate, charged per byte moved (e.g. 400MB = " \
+      "Injected delay: caps the issuing process's transfer rate (the seed's I/O bus bandwidth), " \
+      "charged per byte of every operation and message, which queue behind each other (e.g. 400MB = " \
       "400e6 bytes/s, 10Gb = 10e9 bits/s, 256MiB). 0 = unlimited.") \
     _(net_overhead, NET_OVERHEAD, TIME, "0", NULL, "network", \
-      "Injected delay: CPU time the issuing process spends (busy) on every remote operation. 0 = off.") \
+      "Injected delay: CPU time the issuing process spends (busy) on every remote operation and " \
+      "every message it sends (host overhead). 0 = off.") \
+    _(net_occupancy, NET_OCCUPANCY, TIME, "0", NULL, "network", \
+      "Injected delay: the network interface's time per packet (NI occupancy): every operation " \
+      "and message is at least one packet of CM_NET_PACKET bytes; the packets of one process queue " \
+      "behind each other, with the bytes of CM_NET_BANDWIDTH. 0 = off.") \
+    _(net_packet, NET_PACKET, SIZE, "4k", "64..", "network", \
+      "Packet size of CM_NET_OCCUPANCY: an operation of n bytes is ceil(n / CM_NET_PACKET) packets.") \
+    _(net_interrupt, NET_INTERRUPT, TIME, "0", NULL, "network", \
+      "Injected delay: the interrupt cost, from a request's arrival to the start of its handler, " \
+      "spent busy by the target's CPU: every request message (TreadMarks's page, diff and lock " \
+      "requests; two levels' lock asks and diff batches; Cashmere's forwarded write batches), and " \
+      "every one-sided operation a CPU at the target executes (UCX over TCP; charged to the " \
+      "issuer's wait, as the target's progress runs inside UCX). 0 where nothing at the target runs " \
+      "(shared memory, RDMA). 0 = off.") \
     _(launcher, LAUNCHER, ENUM, "auto", "auto|srun|prterun|mpirun", "cmrun", \
       "Process manager cmrun uses. auto: srun inside a Slurm allocation, else prterun, else mpirun.") \
     _(launcher_args, LAUNCHER_ARGS, STRING, "", NULL, "cmrun", \

@@ -21,6 +21,7 @@ void cm_protocol_stats_rma(cm_rma_t *rma, const cm_rma_stats_t *base, cm_stats_t
     s->wait_missed    = r.wait_missed;
     s->wake_bells     = r.wake_bells;
     s->arm_caught     = r.arm_caught;
+    s->net_interrupts = r.interrupts;
     s->waits          = r.waits;
     if (since != NULL) {
         *since = r;

@@ -193,8 +193,18 @@ static atomic_uint_fast64_t cm_bench_pongs;
 
 static void cm_bench_on_ping(void *arg, int src, const void *data, size_t len)
 {
+    /* A ping whose first byte is 1 asks for its pong without injected delays (cm_bench_injected
+     * compares the round trip with and without them). */
+    bool plain = len > 0 && *(const unsigned char *)data == 1;
+
     (void)arg;
+    if (plain) {
+        cm_rma_delay_pause(cm_rt.rma, true);
+    }
     cm_rma_am_post(cm_rt.rma, src, CM_BENCH_AM_PONG, data, len);
+    if (plain) {
+        cm_rma_delay_pause(cm_rt.rma, false);
+    }
 }
 
 static void cm_bench_on_pong(void *arg, int src, const void *data, size_t len)
@@ -343,6 +353,42 @@ static void cm_bench_busy_target(cm_bench_t *b, uint64_t *stop)
         }
     }
     cm_bench_check(cm_rma_barrier(b->rma), "barrier");
+}
+
+/*
+ * What the injected delays (CM_NET_*) add to fn, against the model: batches with the delays
+ * paused and on, alternating; the median of their differences beside what the model adds to
+ * one operation on an idle interface (cm_rma_delay_expect). Their ratio is the check that
+ * each setting took effect as documented.
+ */
+static void cm_bench_injected(cm_bench_t *b, const char *name, cm_bench_op_fn_t fn, size_t size,
+                              cm_rma_delay_kind_t kind)
+{
+    double d[CM_BENCH_MAX_BATCHES];
+    uint64_t n = 4, t;
+
+    for (;;) { /* calibrated with the delays on, the longer of the two */
+        t = cm_bench_batch(b, fn, size, n);
+        if (t >= CM_BENCH_BATCH_NS / 4 || n >= (1u << 16)) {
+            break;
+        }
+        n *= 2;
+    }
+    n = (t > 0) ? (uint64_t)((double)n * CM_BENCH_BATCH_NS / (double)t) : n;
+    n = (n < 4) ? 4 : n;
+    for (int i = 0; i < b->batches; i++) {
+        double on, off;
+
+        cm_rma_delay_pause(b->rma, true);
+        b->local[0] = 1; /* a ping's pong undelayed too */
+        off = (double)cm_bench_batch(b, fn, size, n) / (double)n;
+        cm_rma_delay_pause(b->rma, false);
+        b->local[0] = 0;
+        on   = (double)cm_bench_batch(b, fn, size, n) / (double)n;
+        d[i] = on - off;
+    }
+    cm_bench_add(b, name, size, "us", cm_bench_median(d, b->batches) / 1e3,
+                 (double)cm_rma_delay_expect(b->rma, b->target, kind, size) / 1e3, "model");
 }
 
 static void cm_bench_latency(cm_bench_t *b, const char *name, cm_bench_op_fn_t fn,
@@ -517,6 +563,7 @@ int main(int argc, char **argv)
     }
     cm_bench_check(cm_rma_am_set_handler(b.rma, CM_BENCH_AM_PING, cm_bench_on_ping, NULL, "a ping"),
                    "handler");
+    cm_bench_check(cm_rma_am_set_request(b.rma, CM_BENCH_AM_PING), "handler"); /* its interrupt */
     cm_bench_check(cm_rma_am_set_handler(b.rma, CM_BENCH_AM_PONG, cm_bench_on_pong, NULL, "a pong"),
                    "handler");
     cm_bench_check(cm_rma_barrier(b.rma), "barrier");
@@ -565,6 +612,13 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < 3; i++) {
             cm_bench_bandwidth(&b, "get bandwidth (16 in flight)", cm_get_bw, ucx_get_bw,
                                bw_sizes[i]);
+        }
+        if (cm_rt.config.net_latency || cm_rt.config.net_bandwidth > 0 || cm_rt.config.net_overhead ||
+            cm_rt.config.net_occupancy || cm_rt.config.net_interrupt) {
+            cm_bench_injected(&b, "injected: get", cm_get, 8, CM_RMA_DELAY_OP);
+            cm_bench_injected(&b, "injected: get", cm_get, 65536, CM_RMA_DELAY_OP);
+            cm_bench_injected(&b, "injected: message round trip", cm_am_rtt, 8,
+                              CM_RMA_DELAY_ROUND_TRIP);
         }
         if (!link) {
             cm_bench_floors(&b);

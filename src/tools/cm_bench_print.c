@@ -60,7 +60,9 @@ static void cm_bench_print_json(cm_bench_t *b, const char *transport)
            cm_rma_progress_thread_running(b->rma) ? "true" : "false");
     printf("  \"delay\": {\"latency_ns\": %" PRIu64 ", \"bandwidth_Bps\": ", cfg->net_latency);
     cm_bench_json_number(cfg->net_bandwidth, 0);
-    printf(", \"overhead_ns\": %" PRIu64 "},\n", cfg->net_overhead);
+    printf(", \"overhead_ns\": %" PRIu64 ", \"occupancy_ns\": %" PRIu64 ", \"packet_bytes\": %zu"
+           ", \"interrupt_ns\": %" PRIu64 "},\n", cfg->net_overhead, cfg->net_occupancy,
+           (size_t)cfg->net_packet, cfg->net_interrupt);
     printf("  \"batches\": %d, \"statistic\": \"median\",\n  \"results\": [\n", b->batches);
     for (int i = 0; i < b->nresults; i++) {
         cm_bench_result_t *r = &b->results[i];
@@ -102,9 +104,14 @@ void cm_bench_print(cm_bench_t *b, bool json, const char *transport)
                                                      : "no direct mapping",
            cm_rma_progress_thread_running(b->rma) ? "on" : "off", cm_protocol_name(),
            variant ? ", variant " : "", variant ? variant : "");
-    if (cfg->net_latency || cfg->net_bandwidth > 0 || cfg->net_overhead) {
+    if (cfg->net_latency || cfg->net_bandwidth > 0 || cfg->net_overhead || cfg->net_occupancy ||
+        cfg->net_interrupt) {
         printf("# delay injection: latency %" PRIu64 " ns, bandwidth %.0f B/s (0 = unlimited), "
-               "overhead %" PRIu64 " ns\n", cfg->net_latency, cfg->net_bandwidth, cfg->net_overhead);
+               "overhead %" PRIu64 " ns, occupancy %" PRIu64 " ns per %zu-byte packet, interrupt %"
+               PRIu64 " ns; 'injected:' rows: what they add, against the model ('model'), the "
+               "same operation with them paused in alternate batches\n", cfg->net_latency,
+               cfg->net_bandwidth, cfg->net_overhead, cfg->net_occupancy, (size_t)cfg->net_packet,
+               cfg->net_interrupt);
     } else {
         printf("# delay injection: off\n");
     }
@@ -120,7 +127,9 @@ void cm_bench_print(cm_bench_t *b, bool json, const char *transport)
         snprintf(cm, sizeof(cm), "%.3f %s", r->cm, r->unit);
         if (r->ref >= 0) {
             snprintf(ref, sizeof(ref), "%.3f %s", r->ref, r->unit);
-            snprintf(ratio, sizeof(ratio), "%.2f", r->cm / r->ref);
+            if (r->ref > 0) { /* (a model that adds nothing: no ratio) */
+                snprintf(ratio, sizeof(ratio), "%.2f", r->cm / r->ref);
+            }
         }
         printf("%-40s %8s %13s %13s %7s  %s\n", r->name, size, cm, ref, ratio, r->ref_name);
     }

@@ -7,13 +7,27 @@
 #include <check.h>
 #include <stdlib.h>
 
+/* The model's settings: latency, bandwidth (B/s), overhead, occupancy, packet, interrupt. */
+static void delay_init(cm_rma_delay_t *d, uint64_t lat, double bw, uint64_t ovh, uint64_t occ,
+                       size_t packet, uint64_t irq)
+{
+    cm_rma_delay_cfg_t c = {.latency_ns = lat, .bandwidth = bw, .overhead_ns = ovh,
+                            .occupancy_ns = occ, .packet = packet, .interrupt_ns = irq};
+    cm_rma_delay_init(d, &c);
+}
+
 START_TEST(test_delay_off)
 {
     cm_rma_delay_t d;
-    cm_rma_delay_init(&d, 0, 0, 0);
+    delay_init(&d, 0, 0, 0, 0, 0, 0);
     ck_assert(!d.enabled);
-    cm_rma_delay_init(&d, 0, 1e6, 0);
+    ck_assert_uint_eq(d.packet, 4096); /* 0: the default packet */
+    delay_init(&d, 0, 1e6, 0, 0, 0, 0);
     ck_assert(d.enabled);
+    delay_init(&d, 0, 0, 0, 5, 0, 0);
+    ck_assert(d.enabled); /* occupancy alone */
+    delay_init(&d, 0, 0, 0, 0, 0, 5);
+    ck_assert(d.enabled); /* the interrupt alone */
 }
 END_TEST
 
@@ -21,7 +35,7 @@ START_TEST(test_delay_latency_overhead)
 {
     cm_rma_delay_t d;
     uint64_t cpu, ready;
-    cm_rma_delay_init(&d, 2000, 0, 300);
+    delay_init(&d, 2000, 0, 300, 0, 0, 0);
     ready = cm_rma_delay_charge(&d, 1000, 8, &cpu);
     ck_assert_uint_eq(cpu, 1300);        /* the issuer is busy for the overhead */
     ck_assert_uint_eq(ready, 1300 + 2000); /* then one latency */
@@ -35,16 +49,57 @@ START_TEST(test_delay_bandwidth_queues)
 {
     cm_rma_delay_t d;
     uint64_t cpu, ready;
-    cm_rma_delay_init(&d, 100, 1e9, 0); /* 1 ns per byte */
+    delay_init(&d, 100, 1e9, 0, 0, 0, 0); /* 1 ns per byte */
     ready = cm_rma_delay_charge(&d, 0, 1000, &cpu);
     ck_assert_uint_eq(ready, 1000 + 100);
     ready = cm_rma_delay_charge(&d, 0, 1000, &cpu); /* queued behind the first */
     ck_assert_uint_eq(ready, 2000 + 100);
     ready = cm_rma_delay_charge(&d, 5000, 500, &cpu); /* link idle again */
     ck_assert_uint_eq(ready, 5500 + 100);
-    cm_rma_delay_init(&d, 0, 400e6, 0);
+    delay_init(&d, 0, 400e6, 0, 0, 0, 0);
     ready = cm_rma_delay_charge(&d, 0, 4096, &cpu);
     ck_assert_uint_eq(ready, 10240); /* 4096 B at 400 MB/s */
+}
+END_TEST
+
+START_TEST(test_delay_occupancy_packets)
+{
+    cm_rma_delay_t d;
+    uint64_t cpu, ready;
+    delay_init(&d, 0, 0, 0, 5000, 4096, 0); /* the seed's 1000 cycles at 5 ns */
+    ck_assert_uint_eq(cm_rma_delay_wire(&d, 0), 5000);     /* a null message is a packet */
+    ck_assert_uint_eq(cm_rma_delay_wire(&d, 8), 5000);
+    ck_assert_uint_eq(cm_rma_delay_wire(&d, 4096), 5000);
+    ck_assert_uint_eq(cm_rma_delay_wire(&d, 4097), 10000);  /* two packets */
+    ck_assert_uint_eq(cm_rma_delay_wire(&d, 65536), 80000); /* 16 */
+    /* Packets serialize on the interface: a second operation issued at once waits. */
+    ready = cm_rma_delay_charge(&d, 0, 8, &cpu);
+    ck_assert_uint_eq(ready, 5000);
+    ready = cm_rma_delay_charge(&d, 0, 8, &cpu);
+    ck_assert_uint_eq(ready, 10000);
+    ck_assert_uint_eq(cpu, 0); /* the CPU is not the interface: no overhead set */
+    /* With bandwidth: a packet's occupancy and its bytes, on the one queue. */
+    delay_init(&d, 0, 1e9, 0, 100, 1024, 0);
+    ck_assert_uint_eq(cm_rma_delay_wire(&d, 2048), 2 * 100 + 2048);
+}
+END_TEST
+
+START_TEST(test_delay_message_half_latency)
+{
+    cm_rma_delay_t d;
+    uint64_t cpu, due, ready;
+    delay_init(&d, 10000, 0, 600, 0, 0, 0);
+    /* A message is half a round trip: a request and its reply add one latency, as a get. */
+    due = cm_rma_delay_message(&d, 1000, 8, &cpu);
+    ck_assert_uint_eq(cpu, 1600);
+    ck_assert_uint_eq(due, 1600 + 5000);
+    ready = cm_rma_delay_charge(&d, 1000, 8, &cpu);
+    ck_assert_uint_eq(ready, 1600 + 10000);
+    /* The interrupt is the target's, not in the issuer's arithmetic. */
+    delay_init(&d, 0, 0, 0, 0, 0, 7000);
+    ck_assert(d.enabled);
+    ck_assert_uint_eq(cm_rma_delay_message(&d, 50, 8, &cpu), 50);
+    ck_assert_uint_eq(d.interrupt_ns, 7000);
 }
 END_TEST
 
@@ -144,6 +199,8 @@ int main(void)
     tcase_add_test(tc, test_delay_off);
     tcase_add_test(tc, test_delay_latency_overhead);
     tcase_add_test(tc, test_delay_bandwidth_queues);
+    tcase_add_test(tc, test_delay_occupancy_packets);
+    tcase_add_test(tc, test_delay_message_half_latency);
     tcase_add_test(tc, test_layout);
     tcase_add_test(tc, test_meta_layout);
     tcase_add_test(tc, test_status_strings);

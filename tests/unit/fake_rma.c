@@ -405,6 +405,12 @@ cm_status_t cm_rma_am_set_handler(cm_rma_t *rma, unsigned id, cm_rma_am_handler_
     return CM_OK;
 }
 
+/* No delays are injected here: a request is a message like another. */
+cm_status_t cm_rma_am_set_request(cm_rma_t *rma, unsigned id)
+{
+    return (id < CM_RMA_AM_MAX_ID && rma->am_fn[id] != NULL) ? CM_OK : CM_ERR_INVALID;
+}
+
 cm_status_t cm_rma_am_post(cm_rma_t *rma, int pe, unsigned id, const void *data, size_t len)
 {
     struct cm_rma *to = &rma->w->rma[pe];

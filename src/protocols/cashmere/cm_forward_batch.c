@@ -117,6 +117,7 @@ cm_status_t cm_fwdb_init(bool every_home, size_t cap)
      * every process: the settings are the job's. */
     CM_CHECK(cm_rma_am_set_handler(cm_cm.rma, CM_FWDB_AM_BATCH, cm_fwdb_on_batch, NULL,
                                    "a batch of forwarded writes"));
+    CM_CHECK(cm_rma_am_set_request(cm_cm.rma, CM_FWDB_AM_BATCH)); /* the home's CPU applies it */
     CM_CHECK(cm_rma_am_set_handler(cm_cm.rma, CM_FWDB_AM_ACK, cm_fwdb_on_ack, NULL,
                                    "an acknowledgement of forwarded writes"));
     return cm_rma_barrier(cm_cm.rma);

@@ -161,6 +161,12 @@ static cm_status_t tm_init(const cm_protocol_ctx_t *ctx)
             [TM_GC_GO] = "a garbage collection go"};
         CM_CHECK(cm_rma_am_set_handler(cm_tmk.rma, (unsigned)t, cm_tmk_am_recv,
                                        (void *)(intptr_t)t, names[t]));
+        /* What a node's CPU serves for another while it computes: an interrupt in the seed
+         * (bilas-singh-comm-params: page fetches and remote lock acquires). Replies, grants
+         * and the barrier's messages are waited for. */
+        if (t == TM_LOCK_REQ || t == TM_LOCK_FWD || t == TM_DIFF_REQ || t == TM_PAGE_REQ) {
+            CM_CHECK(cm_rma_am_set_request(cm_tmk.rma, (unsigned)t));
+        }
     }
     CM_CHECK(cm_rma_barrier(cm_tmk.rma)); /* handlers everywhere before the first message */
     snprintf(cm_tmk.describe, sizeof(cm_tmk.describe),

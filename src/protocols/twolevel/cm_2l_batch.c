@@ -123,6 +123,7 @@ cm_status_t cm_2l_batch_init(void)
      * for): a leader applies diffs whatever it sends itself. */
     CM_CHECK(cm_rma_am_set_handler(cm_2l.rma, CM_2L_AM_DIFF, cm_2l_on_diff, NULL,
                                    "a batch of outgoing diffs"));
+    CM_CHECK(cm_rma_am_set_request(cm_2l.rma, CM_2L_AM_DIFF)); /* the home's CPU applies it */
     return cm_rma_am_set_handler(cm_2l.rma, CM_2L_AM_ACK, cm_2l_on_ack, NULL,
                                  "an acknowledgement of outgoing diffs");
 }

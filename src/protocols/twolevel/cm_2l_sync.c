@@ -233,6 +233,7 @@ cm_status_t cm_2l_sync_init(void)
 {
     CM_CHECK(cm_rma_am_set_handler(cm_2l.rma, CM_2L_AM_ASK, cm_2l_on_ask, NULL,
                                    "a lock's ask from another host"));
+    CM_CHECK(cm_rma_am_set_request(cm_2l.rma, CM_2L_AM_ASK)); /* served at an interrupt */
     return cm_rma_am_set_handler(cm_2l.rma, CM_2L_AM_GRANT, cm_2l_on_grant, NULL,
                                  "a lock's grant from another host");
 }
