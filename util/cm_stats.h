@@ -89,6 +89,7 @@
     _(wait_missed,        "sleeps that outlasted a change of their word (never expected)") \
     _(wake_bells,         "doorbells rung: messages to peers their transport could not wake (shared memory across network namespaces)") \
     _(arm_caught,         "events found on looking again after arming the worker to sleep: completions its transport would not have raised (soft-RoCE)") \
+    _(net_interrupts,     "requests served here at an injected interrupt (CM_NET_INTERRUPT)") \
     _(waits,              "waits of the application thread on its peers (cm_rma.h: each round trip waited for, once)") \
     _(waits_read_fault,   "of those, in read faults that claimed no home") \
     _(waits_write_fault,  "of those, in write faults that claimed no home") \
@@ -256,6 +257,7 @@ typedef struct {
     int        nprocs;
     int        nodes;          /* distinct host names among the processes; 0: not known */
     int        procs_per_node; /* the same on every node; 0: not known or not the same */
+    size_t     page_size;      /* the coherence unit (CM_PAGE_SIZE); 0: not known */
     const char *version, *commit;
     const char *hostname;    /* where rank 0 ran */
     int        cores;        /* online there */

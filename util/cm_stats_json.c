@@ -71,6 +71,8 @@ void cm_stats_json_run(FILE *out, const cm_stats_run_t *run)
     cm_stats_json_count(out, run->nodes);
     fputs(", \"procs_per_node\": ", out);
     cm_stats_json_count(out, run->procs_per_node);
+    fputs(", \"page_size\": ", out);
+    cm_stats_json_count(out, (int)run->page_size);
     fputs("},\n  \"library\": {\"version\": ", out);
     cm_json_string(out, run->version);
     fputs(", \"commit\": ", out);

@@ -233,6 +233,16 @@ static cm_status_t cm_check_output(const char *name, const char *path)
     return status;
 }
 
+size_t cm_config_page_size(const cm_config_t *cfg)
+{
+    size_t sys = (size_t)sysconf(_SC_PAGESIZE), p = (size_t)cfg->page_size;
+
+    if (p == 0) {
+        return sys;
+    }
+    return (p >= sys && p <= 65536 && (p & (p - 1)) == 0) ? p : 0;
+}
+
 cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size_t page,
                          cm_meta_layout_t *meta, cm_layout_t *layout)
 {
@@ -254,12 +264,20 @@ cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size
                  cm_variants[cfg->variant].name, list);
         return CM_ERR_UNSUPPORTED;
     }
+    if (cm_config_page_size(cfg) == 0) {
+        cm_error("CM_PAGE_SIZE=%zu: the coherence unit must be a power of two from the system's "
+                 "page (%ld bytes) up to 64k, or 0 for the system's page", (size_t)cfg->page_size,
+                 sysconf(_SC_PAGESIZE));
+        return CM_ERR_INVALID;
+    }
     if (cfg->protocol == CM_PROTOCOL_CASHMERE &&
         cm_variants[cfg->variant].fabric == CM_FABRIC_MAP &&
-        (cfg->net_latency != 0 || cfg->net_bandwidth != 0 || cfg->net_overhead != 0)) {
+        (cfg->net_latency != 0 || cfg->net_bandwidth != 0 || cfg->net_overhead != 0 ||
+         cfg->net_occupancy != 0 || cfg->net_interrupt != 0)) {
         cm_error("CM_VARIANT=%s: loads and stores reach the home through a mapping, where no "
-                 "network delay can be injected (unset CM_NET_LATENCY, CM_NET_BANDWIDTH and "
-                 "CM_NET_OVERHEAD, or use a C or NS variant)", cm_variants[cfg->variant].name);
+                 "network delay can be injected (unset CM_NET_LATENCY, _BANDWIDTH, _OVERHEAD, "
+                 "_OCCUPANCY and _INTERRUPT, or use a C or NS variant)",
+                 cm_variants[cfg->variant].name);
         return CM_ERR_UNSUPPORTED;
     }
     if (cfg->protocol == CM_PROTOCOL_CASHMERE && job->nprocs > 1 &&

@@ -60,6 +60,10 @@ uint64_t cm_check_address_budget(void);
  * Checks the job and computes its layouts (meta, layout may be NULL). Logs the
  * first problem found as one line and returns its status.
  */
+/* The coherence unit CM_PAGE_SIZE asks for (the system's page for 0); 0 where it is not a
+ * power of two from the system's page up to 64 KiB. */
+size_t cm_config_page_size(const cm_config_t *cfg);
+
 cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size_t page,
                          cm_meta_layout_t *meta, cm_layout_t *layout);
 

@@ -149,6 +149,9 @@ static int cm_rt_init(int *argc, char ***argv)
         cm_exit_record_start(cm_rt.config.run_dir, cm_rt.rank);
     }
 
+    if (cm_config_page_size(&cm_rt.config) != 0) {
+        page = cm_config_page_size(&cm_rt.config); /* else cm_check_job refuses it below */
+    }
     cm_rt.page_size = page;
     cm_rt.npages    = (cm_rt.config.shared_size + page - 1) / page;
     {
@@ -175,9 +178,12 @@ static int cm_rt_init(int *argc, char ***argv)
         rma_params.progress = CM_RMA_PROGRESS_ON;
     }
     rma_params.handoff_ns  = cm_rt.config.progress_handoff;
-    rma_params.latency_ns  = cm_rt.config.net_latency;
-    rma_params.bandwidth   = cm_rt.config.net_bandwidth;
-    rma_params.overhead_ns = cm_rt.config.net_overhead;
+    rma_params.delay = (cm_rma_delay_cfg_t){.latency_ns   = cm_rt.config.net_latency,
+                                            .bandwidth    = cm_rt.config.net_bandwidth,
+                                            .overhead_ns  = cm_rt.config.net_overhead,
+                                            .occupancy_ns = cm_rt.config.net_occupancy,
+                                            .packet       = cm_rt.config.net_packet,
+                                            .interrupt_ns = cm_rt.config.net_interrupt};
     rma_params.wait        = (cm_rt.config.wait == CM_WAIT_SPIN)    ? CM_RMA_WAIT_SPIN
                              : (cm_rt.config.wait == CM_WAIT_BLOCK) ? CM_RMA_WAIT_BLOCK
                                                                     : CM_RMA_WAIT_AUTO;

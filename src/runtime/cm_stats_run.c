@@ -148,7 +148,8 @@ void cm_rt_run_describe(cm_rt_run_t *info, const cm_stats_where_t *where, int nw
         where  = &mine;
         nwhere = 1;
     }
-    run->nprocs = cm_rt.nprocs;
+    run->nprocs    = cm_rt.nprocs;
+    run->page_size = cm_rt.page_size;
     if (nwhere == cm_rt.nprocs) {
         /* Every process's host known: count the nodes, and the processes on each. */
         run->procs_per_node = where[0].local_procs;

@@ -448,7 +448,7 @@ static int cm_info_check(int nprocs, int local)
         return 1;
     }
     job.address_budget = (local > 0) ? cm_check_address_budget() : 0;
-    if (cm_check_job(&cfg, &job, (size_t)sysconf(_SC_PAGESIZE), NULL, NULL) != CM_OK) {
+    if (cm_check_job(&cfg, &job, cm_config_page_size(&cfg) ? cm_config_page_size(&cfg) : (size_t)sysconf(_SC_PAGESIZE), NULL, NULL) != CM_OK) {
         cm_config_release(&cfg);
         return 1;
     }
@@ -557,6 +557,9 @@ static int cm_info_memory(int nprocs)
     uint64_t budget;
 
     cm_info_load(&cfg);
+    if (cm_config_page_size(&cfg) != 0) {
+        page = cm_config_page_size(&cfg);
+    }
     given = cfg.raw[CM_CONFIG_IDX_shared_size];
     if (cm_check_cost(&cfg, nprocs, page, cfg.shared_size, &c) != CM_OK) {
         fprintf(stderr, "cm_info: cannot lay out CM_SHARED_SIZE=%s for %d processes\n",

@@ -17,7 +17,7 @@
 static const char *const cm_stats_run_columns[] = {
     "file", "schema", "program", "binary", "args", "protocol", "variant", "mechanisms.fill",
     "mechanisms.write", "mechanisms.merge", "mechanisms.build", "mechanisms.fabric",
-    "description", "job.nprocs", "job.nodes", "job.procs_per_node", "library.version",
+    "description", "job.nprocs", "job.nodes", "job.procs_per_node", "job.page_size", "library.version",
     "library.commit", "machine.hostname", "machine.cores", "machine.kernel", "ucx.version",
     "ucx.tls", "ucx.transports", "time.start", "time.end",
 };

@@ -10,7 +10,7 @@ check_json() {
     expect_out '^  "schema": "cashmere-bench/1",$'
     expect_out '"tool": "cm_bench"'
     expect_out '^  "library": \{"version": "[0-9.]+", "commit": "[^"]+"\},$'
-    expect_out '^  "job": \{"nprocs": 2, "nodes": 1, "procs_per_node": 2\},$'
+    expect_out '^  "job": \{"nprocs": 2, "nodes": 1, "procs_per_node": 2, "page_size": [0-9]+\},$'
     for op in "put \+ flush" '"get"' "atomic swap" "atomic compare-and-swap" "atomic fetch-and-add" \
               "get bandwidth" "SIGSEGV \+ mprotect \(handler\)" "mprotect pair" \
               "page fault, remote home, read\"" "page fault, remote home, read, frame cold" \

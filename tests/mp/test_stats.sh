@@ -40,7 +40,7 @@ note "one row per run: the header is the schema's"
 expect_ok "$STATS_TOOL" "$tmp/a.json" "$tmp/b.json"
 run_cols="file,schema,program,binary,args,protocol,variant,mechanisms.fill,mechanisms.write"
 run_cols+=",mechanisms.merge,mechanisms.build,mechanisms.fabric,description,job.nprocs,job.nodes"
-run_cols+=",job.procs_per_node,library.version,library.commit,machine.hostname,machine.cores"
+run_cols+=",job.procs_per_node,job.page_size,library.version,library.commit,machine.hostname,machine.cores"
 run_cols+=",machine.kernel,ucx.version,ucx.tls,ucx.transports,time.start,time.end"
 [ "$(printf '%s\n' "$out" | head -1)" = "$run_cols,$values" ] ||
     fail "header: $(printf '%s\n' "$out" | head -1)"
