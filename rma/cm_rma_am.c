@@ -31,10 +31,12 @@ typedef struct {
 static void cm_rma_am_stamp(cm_rma_t *rma, int pe, cm_rma_am_hdr_t *hdr, uint64_t due)
 {
     bool relative = due != 0 && !rma->same_host[pe];
+    uint64_t now  = relative ? cm_time_ns() : 0;
 
     hdr->src   = (uint32_t)rma->rank;
     hdr->flags = (due != 0 ? CM_RMA_AM_DELAYED : 0) | (relative ? CM_RMA_AM_RELATIVE : 0);
-    hdr->due   = relative ? due - cm_time_ns() : due;
+    /* (Due already, with the sender's overhead only: no wait at the target.) */
+    hdr->due   = relative ? ((due > now) ? due - now : 0) : due;
 }
 
 /* The injected part of a message's way (CM_NET_LATENCY, _BANDWIDTH, _OCCUPANCY), then, for a

@@ -11,6 +11,7 @@
 #     other host, within seconds;
 #   - the nine apps at test size verify at 2 hosts x 2 under TreadMarks and half the variants
 #     each (every variant 4 or 5 apps; CMT_CLUSTER_MATRIX=full: every pair);
+#   - injected delays across the hosts: messages due by a duration, interrupts counted, an app;
 #   - one stress round across the hosts (stress.sh --transports hosts, time-bounded).
 # Hosts that share /dev/shm and IPC (the launcher sees two nodes, UCX one machine):
 # test_onekernel.sh.
@@ -107,6 +108,16 @@ for setting in "${tmk[@]}"; do
         expect_out "^mp_finale: 4 processes"
     done
 done
+# Across hosts a message says when it is due as a duration from its arrival (the hosts' clocks
+# are not one): with the overhead alone it is due on leaving, never a wait of 2^64 ns.
+note "injected delays across the hosts (CM_NET_*): messages due by duration, interrupts at the target"
+cluster_run 1,1 CM_NET_OVERHEAD=50us "$MP/mp_delay"
+expect_out "^mp_delay: OK"
+cluster_run 1,1 CM_NET_LATENCY=200us CM_NET_INTERRUPT=100us CM_NET_OCCUPANCY=10us "$MP/mp_delay"
+expect_out "message round trips: .* >= 6400000 ns injected" # 20 x (2 x 10 + 200 + 100) us
+expect_out "^mp_delay: 20 interrupts at the target"
+cluster_run 2,2 CM_PROTOCOL=treadmarks CM_NET_OVERHEAD=20us CM_NET_INTERRUPT=20us "$top_builddir/apps/water" --size test
+expect_out "^VERIFY OK$"
 note "one stress round across the hosts (tests/mp/stress.sh, 2 + 2 ranks; no run starts after 45 s)"
 seed=()
 [ -z "${CMT_STRESS_SEED-}" ] || seed=(--seed "$CMT_STRESS_SEED")
