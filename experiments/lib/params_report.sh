@@ -190,6 +190,14 @@ END {
     else row(9, "Cashmere escapes the interrupt bottleneck (this project)", "cashmere, treadmarks", most(k, m) ? "CONFIRMED" : "REFUTED", sprintf("under half of TreadMarks'"'"'s in %d of %d: %s", k, m, s))
 }'
 echo
+if [ $hosts = 1 ]; then
+    echo "The network is a real link between hosts (see fabric and link above): its own costs"
+    echo "(the round trip and bandwidth measured at the start and the end, above) add to the injected"
+    echo "ones, and one-sided operations over TCP are executed by the target's CPU, so they pay the"
+    echo "injected interrupt too. Processes per node keep the total: split evenly over the hosts, or"
+    echo "all on the first."
+    echo
+fi
 if grep -q twolevel "$out/slowdowns.csv" "$page" 2>/dev/null && [ $hosts = 0 ]; then
     echo "The two-level protocol ran on one host, one node: it sends nothing, so only the page size"
     echo "reaches it (its network parameters cannot: no verdict rests on them)."

@@ -45,6 +45,31 @@ note "started again: resumes from the recorded runs"
 expect_ok "$PARAMS" --quick --apps sor --out "$tmpd/q"
 expect_out "resuming: 25 of 25 runs already recorded"
 
+note "across two hosts (--hosts netns): the link in the record, processes per node, the report"
+why=$(netns_probe); rc=$?
+if [ "$rc" = 1 ]; then
+    echo "SKIP (this part): --hosts netns cannot make two hosts here: $why"
+elif [ "$rc" != 0 ]; then
+    fail "--hosts netns: making the two hosts broke: $why"
+else
+    (leave_slurm; unset UCX_TLS UCX_NET_DEVICES
+     expect_ok "$PARAMS" --quick --hosts netns --apps sor --protocols "treadmarks twolevel" --out "$tmpd/h") ||
+        fail "the quick study across hosts failed (above)"
+    h="$tmpd/h"
+    # sor: the sequential run; each protocol achievable, best, the interrupt's and the
+    # bandwidth's two ends, and both processes on the first host (ppn 2; 1 is the split).
+    [ "$(tail -n +2 "$h/runs.csv" | wc -l)" -eq 15 ] || fail "expected 15 runs, got $(tail -n +2 "$h/runs.csv" | wc -l)"
+    awk -F, 'NR > 1 && $11 != "OK" { bad = 1; print "  bad run: " $0 } END { exit bad }' "$h/runs.csv" ||
+        fail "a run across hosts did not verify"
+    [ "$(grep -c '^link (\(start\|end\)): round trip' "$h/record.txt")" = 2 ] || fail "the link is not in record.txt"
+    grep -q 'tcp/cmveth' "$h/runs/sor-twolevel-achievable-0-1.json" || fail "the split run did not cross the hosts' link"
+    grep -q 'tcp/cmveth' "$h/runs/sor-twolevel-ppn-2-1.json" && fail "the one-node run crossed the link"
+    for e in png csv; do [ -s "$h/ppn.$e" ] || fail "no ppn.$e"; done
+    grep -q '^| 7 | more processes per node help | twolevel | not meaningful (quick; reads ' "$h/REPORT.md" ||
+        fail "REPORT.md has no processes-per-node verdict for the two-level protocol"
+    grep -q 'a real link between hosts' "$h/REPORT.md" || fail "the report does not say the link was real"
+fi
+
 note "bad options"
 for bad in "--procs 1" "--apps nosuch" "--protocols nosuch" "--params nosuch" "--params ppn" "--cycle-ns -1" "--reps 0" "--bogus"; do
     # shellcheck disable=SC2086
