@@ -10,7 +10,6 @@ void cm_rma_delay_init(cm_rma_delay_t *d, const cm_rma_delay_cfg_t *cfg)
     d->interrupt_ns = cfg->interrupt_ns;
     d->packet       = cfg->packet ? cfg->packet : 4096;
     d->ns_per_byte  = (cfg->bandwidth > 0) ? 1e9 / cfg->bandwidth : 0;
-    d->enabled      = cfg->latency_ns != 0 || cfg->overhead_ns != 0 || cfg->bandwidth > 0 ||
-                      cfg->occupancy_ns != 0 || cfg->interrupt_ns != 0;
     d->link_free_ns = 0;
+    d->enabled      = cm_rma_delay_any(d);
 }

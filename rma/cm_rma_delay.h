@@ -51,6 +51,13 @@ typedef struct {
 
 void cm_rma_delay_init(cm_rma_delay_t *d, const cm_rma_delay_cfg_t *cfg);
 
+/* Is any delay configured (whether or not paused: `enabled` says that)? */
+static inline bool cm_rma_delay_any(const cm_rma_delay_t *d)
+{
+    return d->latency_ns != 0 || d->overhead_ns != 0 || d->ns_per_byte > 0 ||
+           d->occupancy_ns != 0 || d->interrupt_ns != 0;
+}
+
 /* The interface's time for one operation of `bytes`: its packets' occupancy and its bytes. */
 static inline uint64_t cm_rma_delay_wire(const cm_rma_delay_t *d, size_t bytes)
 {

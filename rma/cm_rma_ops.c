@@ -95,11 +95,7 @@ cm_status_t cm_rma_req_release(cm_rma_t *rma, ucs_status_ptr_t req, const char *
 
 void cm_rma_delay_pause(cm_rma_t *rma, bool pause)
 {
-    const cm_rma_delay_t *d = &rma->delay;
-
-    rma->delay.enabled = !pause && (d->latency_ns != 0 || d->overhead_ns != 0 ||
-                                    d->ns_per_byte > 0 || d->occupancy_ns != 0 ||
-                                    d->interrupt_ns != 0);
+    rma->delay.enabled = !pause && cm_rma_delay_any(&rma->delay);
 }
 
 uint64_t cm_rma_delay_expect(cm_rma_t *rma, int pe, cm_rma_delay_kind_t kind, size_t bytes)

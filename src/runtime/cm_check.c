@@ -243,6 +243,12 @@ size_t cm_config_page_size(const cm_config_t *cfg)
     return (p >= sys && p <= 65536 && (p & (p - 1)) == 0) ? p : 0;
 }
 
+bool cm_config_net_delayed(const cm_config_t *cfg)
+{
+    return cfg->net_latency != 0 || cfg->net_bandwidth > 0 || cfg->net_overhead != 0 ||
+           cfg->net_occupancy != 0 || cfg->net_interrupt != 0;
+}
+
 cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size_t page,
                          cm_meta_layout_t *meta, cm_layout_t *layout)
 {
@@ -271,9 +277,7 @@ cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size
         return CM_ERR_INVALID;
     }
     if (cfg->protocol == CM_PROTOCOL_CASHMERE &&
-        cm_variants[cfg->variant].fabric == CM_FABRIC_MAP &&
-        (cfg->net_latency != 0 || cfg->net_bandwidth != 0 || cfg->net_overhead != 0 ||
-         cfg->net_occupancy != 0 || cfg->net_interrupt != 0)) {
+        cm_variants[cfg->variant].fabric == CM_FABRIC_MAP && cm_config_net_delayed(cfg)) {
         cm_error("CM_VARIANT=%s: loads and stores reach the home through a mapping, where no "
                  "network delay can be injected (unset CM_NET_LATENCY, _BANDWIDTH, _OVERHEAD, "
                  "_OCCUPANCY and _INTERRUPT, or use a C or NS variant)",

@@ -64,6 +64,9 @@ uint64_t cm_check_address_budget(void);
  * power of two from the system's page up to 64 KiB. */
 size_t cm_config_page_size(const cm_config_t *cfg);
 
+/* Does the job inject any network delay (a CM_NET_* setting other than the packet size)? */
+bool cm_config_net_delayed(const cm_config_t *cfg);
+
 cm_status_t cm_check_job(const cm_config_t *cfg, const cm_check_job_t *job, size_t page,
                          cm_meta_layout_t *meta, cm_layout_t *layout);
 

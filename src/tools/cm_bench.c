@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "src/tools/cm_bench.h"
+#include "src/runtime/cm_check.h"
 #include "util/cm_stats.h"
 #include "util/cm_trace.h"
 #include "util/cm_log.h"
@@ -613,8 +614,7 @@ int main(int argc, char **argv)
             cm_bench_bandwidth(&b, "get bandwidth (16 in flight)", cm_get_bw, ucx_get_bw,
                                bw_sizes[i]);
         }
-        if (cm_rt.config.net_latency || cm_rt.config.net_bandwidth > 0 || cm_rt.config.net_overhead ||
-            cm_rt.config.net_occupancy || cm_rt.config.net_interrupt) {
+        if (cm_config_net_delayed(&cm_rt.config)) {
             cm_bench_injected(&b, "injected: get", cm_get, 8, CM_RMA_DELAY_OP);
             cm_bench_injected(&b, "injected: get", cm_get, 65536, CM_RMA_DELAY_OP);
             cm_bench_injected(&b, "injected: message round trip", cm_am_rtt, 8,

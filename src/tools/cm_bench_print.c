@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "src/tools/cm_bench.h"
+#include "src/runtime/cm_check.h"
 #include "util/cm_build.h"
 #include "util/cm_json.h"
 #include "util/cm_log.h"
@@ -104,8 +105,7 @@ void cm_bench_print(cm_bench_t *b, bool json, const char *transport)
                                                      : "no direct mapping",
            cm_rma_progress_thread_running(b->rma) ? "on" : "off", cm_protocol_name(),
            variant ? ", variant " : "", variant ? variant : "");
-    if (cfg->net_latency || cfg->net_bandwidth > 0 || cfg->net_overhead || cfg->net_occupancy ||
-        cfg->net_interrupt) {
+    if (cm_config_net_delayed(cfg)) {
         printf("# delay injection: latency %" PRIu64 " ns, bandwidth %.0f B/s (0 = unlimited), "
                "overhead %" PRIu64 " ns, occupancy %" PRIu64 " ns per %zu-byte packet, interrupt %"
                PRIu64 " ns; 'injected:' rows: what they add, against the model ('model'), the "

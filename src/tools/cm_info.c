@@ -439,6 +439,7 @@ static int cm_info_check(int nprocs, int local)
     cm_build_kind_t build;
     cm_info_caps_t caps = {0};
     char err[768];
+    size_t page;
 
     cm_info_load(&cfg);
     cm_info_transports(&caps, false);
@@ -448,7 +449,8 @@ static int cm_info_check(int nprocs, int local)
         return 1;
     }
     job.address_budget = (local > 0) ? cm_check_address_budget() : 0;
-    if (cm_check_job(&cfg, &job, cm_config_page_size(&cfg) ? cm_config_page_size(&cfg) : (size_t)sysconf(_SC_PAGESIZE), NULL, NULL) != CM_OK) {
+    page = cm_config_page_size(&cfg); /* a bad one: cm_check_job says so */
+    if (cm_check_job(&cfg, &job, page ? page : (size_t)sysconf(_SC_PAGESIZE), NULL, NULL) != CM_OK) {
         cm_config_release(&cfg);
         return 1;
     }
