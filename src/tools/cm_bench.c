@@ -269,6 +269,30 @@ static uint64_t cm_bench_batch(cm_bench_t *b, cm_bench_op_fn_t fn, size_t size, 
 }
 
 /*
+ * Warm-up and calibration (also makes sure both paths are connected): batches of fn, each
+ * followed by one of ref (may be NULL), doubling from n until fn's takes a quarter of a batch
+ * or n reaches max. Returns the operations per batch of fn, at least 4.
+ */
+static uint64_t cm_bench_calibrate(cm_bench_t *b, cm_bench_op_fn_t fn, cm_bench_op_fn_t ref,
+                                   size_t size, uint64_t n, uint64_t max)
+{
+    uint64_t t;
+
+    for (;;) {
+        t = cm_bench_batch(b, fn, size, n);
+        if (ref != NULL) {
+            cm_bench_batch(b, ref, size, n);
+        }
+        if (t >= CM_BENCH_BATCH_NS / 4 || n >= max) {
+            break;
+        }
+        n *= 2;
+    }
+    n = (t > 0) ? (uint64_t)((double)n * CM_BENCH_BATCH_NS / (double)t) : n;
+    return (n < 4) ? 4 : n;
+}
+
+/*
  * Measures fn (cm) against ref (ucx, may be NULL): batch length calibrated on
  * fn, then batches alternating between the two. Returns ns per operation.
  */
@@ -276,23 +300,8 @@ static void cm_bench_pair(cm_bench_t *b, cm_bench_op_fn_t fn, cm_bench_op_fn_t r
                           double *cm_ns, double *ucx_ns)
 {
     double tc[CM_BENCH_MAX_BATCHES], tu[CM_BENCH_MAX_BATCHES];
-    uint64_t n = 1, t;
+    uint64_t n = cm_bench_calibrate(b, fn, ref, size, 1, 1u << 20);
 
-    /* Warm-up and calibration (also makes sure both paths are connected). */
-    for (;;) {
-        t = cm_bench_batch(b, fn, size, n);
-        if (ref != NULL) {
-            cm_bench_batch(b, ref, size, n);
-        }
-        if (t >= CM_BENCH_BATCH_NS / 4 || n >= (1u << 20)) {
-            break;
-        }
-        n *= 2;
-    }
-    n = (t > 0) ? (uint64_t)((double)n * CM_BENCH_BATCH_NS / (double)t) : n;
-    if (n < 4) {
-        n = 4;
-    }
     for (int i = 0; i < b->batches; i++) {
         tc[i] = (double)cm_bench_batch(b, fn, size, n) / (double)n;
         if (ref != NULL) {
@@ -366,17 +375,9 @@ static void cm_bench_injected(cm_bench_t *b, const char *name, cm_bench_op_fn_t 
                               cm_rma_delay_kind_t kind)
 {
     double d[CM_BENCH_MAX_BATCHES];
-    uint64_t n = 4, t;
+    /* Calibrated with the delays on, the longer of the two. */
+    uint64_t n = cm_bench_calibrate(b, fn, NULL, size, 4, 1u << 16);
 
-    for (;;) { /* calibrated with the delays on, the longer of the two */
-        t = cm_bench_batch(b, fn, size, n);
-        if (t >= CM_BENCH_BATCH_NS / 4 || n >= (1u << 16)) {
-            break;
-        }
-        n *= 2;
-    }
-    n = (t > 0) ? (uint64_t)((double)n * CM_BENCH_BATCH_NS / (double)t) : n;
-    n = (n < 4) ? 4 : n;
     for (int i = 0; i < b->batches; i++) {
         double on, off;
 
